@@ -1,0 +1,395 @@
+//! Does the running kernel really have `IORING_OP_GETDENTS`?
+//!
+//! The probe (`IORING_REGISTER_PROBE`) only says that *some* operation has a
+//! number: 58 is GETDENTS on this project's patched 6.12 kernel but
+//! `IORING_OP_RECV_ZC` on mainline 6.15 and later. So detection answers
+//! [`Support::Available`] only when
+//!
+//! 1. the probe lists the opcode,
+//! 2. the probe lists no opcode after it (the patch appends GETDENTS as the
+//!    last operation; a number followed by others is a mainline operation,
+//!    and is never submitted, so a wrong guess has no side effect), and
+//! 3. a real GETDENTS on a directory made for the test, read in small chunks
+//!    chained by `d_off`, returns exactly what `getdents64(2)` returns.
+//!
+//! The environment variable [`ENV_VAR`] overrides the choice: `off` turns
+//! GETDENTS off, `auto` (or unset) checks [`GetDents::CODE`], a number
+//! checks that opcode number instead (still verified by steps 1-3).
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use io_uring::{types, IoUring, Probe};
+
+use crate::dirent::DirentIter;
+use crate::opcode::GetDents;
+use crate::syscall::getdents64;
+
+/// The environment variable that overrides detection: `off`, `auto`, or an
+/// opcode number.
+pub const ENV_VAR: &str = "IO_URING_GETDENTS";
+
+/// What the caller asked detection to do.
+///
+/// ```
+/// use io_uring_getdents::detect::Choice;
+/// assert_eq!(Choice::parse("off"), Ok(Choice::Off));
+/// assert_eq!(Choice::parse("61"), Ok(Choice::Opcode(61)));
+/// assert!(Choice::parse("sixty").is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Check [`GetDents::CODE`].
+    Auto,
+    /// Never use GETDENTS.
+    Off,
+    /// Check this opcode number.
+    Opcode(u8),
+}
+
+impl Choice {
+    /// Parses an override value (`off`, `auto`, or a number 0-255).
+    pub fn parse(value: &str) -> Result<Choice, String> {
+        match value.trim() {
+            "" | "auto" => Ok(Choice::Auto),
+            "off" => Ok(Choice::Off),
+            number => number.parse::<u8>().map(Choice::Opcode).map_err(|_| {
+                format!("{ENV_VAR}={value:?}: expected `off`, `auto` or an opcode number 0-255")
+            }),
+        }
+    }
+
+    /// Reads [`ENV_VAR`]; unset means [`Choice::Auto`].
+    pub fn from_env() -> Result<Choice, String> {
+        match std::env::var(ENV_VAR) {
+            Ok(value) => Choice::parse(&value),
+            Err(std::env::VarError::NotPresent) => Ok(Choice::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => {
+                Err(format!("{ENV_VAR}={v:?}: not valid UTF-8"))
+            }
+        }
+    }
+}
+
+/// Why GETDENTS cannot be used.
+#[derive(Debug)]
+pub enum Unavailable {
+    /// [`ENV_VAR`] is `off`.
+    Disabled,
+    /// [`ENV_VAR`] holds something that is not a choice.
+    BadOverride(String),
+    /// io_uring itself is unavailable: `io_uring_setup` failed (kernel
+    /// without io_uring, `kernel.io_uring_disabled` sysctl, seccomp).
+    NoIoUring(io::Error),
+    /// `IORING_REGISTER_PROBE` failed (kernels before 5.6).
+    ProbeFailed(io::Error),
+    /// The probe does not list the opcode.
+    NotListed {
+        /// The opcode checked.
+        opcode: u8,
+    },
+    /// The probe lists operations after the opcode, so it is a mainline
+    /// operation, not the appended GETDENTS. Nothing was submitted.
+    OtherOpcode {
+        /// The opcode checked.
+        opcode: u8,
+        /// The kernel's last opcode number.
+        last: u8,
+    },
+    /// The self-test could not run or its submission failed.
+    SelfTest {
+        /// The opcode checked.
+        opcode: u8,
+        /// What failed.
+        error: io::Error,
+    },
+    /// The submission succeeded but returned other records than
+    /// `getdents64`.
+    Mismatch {
+        /// The opcode checked.
+        opcode: u8,
+        /// The first difference.
+        detail: String,
+    },
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unavailable::Disabled => write!(f, "turned off by {ENV_VAR}=off"),
+            Unavailable::BadOverride(msg) => write!(f, "{msg}"),
+            Unavailable::NoIoUring(e) => write!(f, "io_uring is unavailable: {e}"),
+            Unavailable::ProbeFailed(e) => write!(f, "the io_uring probe failed: {e}"),
+            Unavailable::NotListed { opcode } => {
+                write!(
+                    f,
+                    "the kernel's io_uring probe does not list opcode {opcode}"
+                )
+            }
+            Unavailable::OtherOpcode { opcode, last } => write!(
+                f,
+                "opcode {opcode} is another operation here (this kernel has opcodes up to \
+                 {last}; on mainline 6.15+ 58 is IORING_OP_RECV_ZC)"
+            ),
+            Unavailable::SelfTest { opcode, error } => {
+                write!(f, "a test GETDENTS with opcode {opcode} failed: {error}")
+            }
+            Unavailable::Mismatch { opcode, detail } => write!(
+                f,
+                "opcode {opcode} did not return what getdents64 returns: {detail}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// The answer of detection.
+#[derive(Debug)]
+pub enum Support {
+    /// GETDENTS works, under this opcode number.
+    Available {
+        /// The number to pass to [`GetDents::opcode`].
+        opcode: u8,
+    },
+    /// GETDENTS cannot be used, and why.
+    Unavailable(Unavailable),
+}
+
+impl Support {
+    /// The opcode number if GETDENTS is available.
+    ///
+    /// ```
+    /// use io_uring_getdents::detect::{Support, Unavailable};
+    /// assert_eq!(Support::Available { opcode: 58 }.opcode(), Some(58));
+    /// assert_eq!(Support::Unavailable(Unavailable::Disabled).opcode(), None);
+    /// ```
+    pub fn opcode(&self) -> Option<u8> {
+        match self {
+            Support::Available { opcode } => Some(*opcode),
+            Support::Unavailable(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Support {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Support::Available { opcode } => {
+                write!(f, "IORING_OP_GETDENTS available as opcode {opcode}")
+            }
+            Support::Unavailable(why) => write!(f, "IORING_OP_GETDENTS unavailable: {why}"),
+        }
+    }
+}
+
+/// Detection with the [`ENV_VAR`] override, probing through `ring`.
+///
+/// The self-test runs on a small private ring, so nothing is submitted to
+/// `ring` and its completions are left alone.
+///
+/// # Example
+///
+/// ```
+/// use io_uring_getdents::{detect, io_uring::IoUring};
+/// let ring = IoUring::new(4)?;
+/// match detect::detect(&ring) {
+///     detect::Support::Available { opcode } => println!("GETDENTS is opcode {opcode}"),
+///     detect::Support::Unavailable(why) => println!("no GETDENTS: {why}"),
+/// }
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub fn detect(ring: &IoUring) -> Support {
+    match Choice::from_env() {
+        Ok(choice) => detect_with(ring, choice),
+        Err(msg) => Support::Unavailable(Unavailable::BadOverride(msg)),
+    }
+}
+
+/// Detection for an explicit choice, ignoring the environment.
+pub fn detect_with(ring: &IoUring, choice: Choice) -> Support {
+    let opcode = match choice {
+        Choice::Off => return Support::Unavailable(Unavailable::Disabled),
+        Choice::Auto => GetDents::CODE,
+        Choice::Opcode(n) => n,
+    };
+    match check(ring, opcode) {
+        Ok(()) => Support::Available { opcode },
+        Err(why) => Support::Unavailable(why),
+    }
+}
+
+/// Detection on a ring of its own, with the [`ENV_VAR`] override; the
+/// first answer is kept for the life of the process.
+///
+/// ```
+/// let support = io_uring_getdents::detect::cached();
+/// println!("{support}");
+/// ```
+pub fn cached() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(|| match Choice::from_env() {
+        Err(msg) => Support::Unavailable(Unavailable::BadOverride(msg)),
+        Ok(Choice::Off) => Support::Unavailable(Unavailable::Disabled),
+        Ok(choice) => match IoUring::new(4) {
+            Ok(ring) => detect_with(&ring, choice),
+            Err(e) => Support::Unavailable(Unavailable::NoIoUring(e)),
+        },
+    })
+}
+
+fn check(ring: &IoUring, opcode: u8) -> Result<(), Unavailable> {
+    let mut probe = Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(Unavailable::ProbeFailed)?;
+    if !probe.is_supported(opcode) {
+        return Err(Unavailable::NotListed { opcode });
+    }
+    if let Some(last) = (opcode.saturating_add(1)..=u8::MAX)
+        .rev()
+        .find(|&n| n > opcode && probe.is_supported(n))
+    {
+        return Err(Unavailable::OtherOpcode { opcode, last });
+    }
+    self_test(opcode)
+}
+
+/// One record as both readers report it.
+type Record = (u64, u64, u8, Vec<u8>);
+
+fn self_test(opcode: u8) -> Result<(), Unavailable> {
+    let fail = |error: io::Error| Unavailable::SelfTest { opcode, error };
+    let dir = TestDir::create().map_err(fail)?;
+    let file = fs::File::open(&dir.0).map_err(fail)?;
+
+    let mut expected = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = getdents64(file.as_fd(), &mut buf).map_err(fail)?;
+        if n == 0 {
+            break;
+        }
+        collect(&buf[..n], &mut expected).map_err(fail)?;
+    }
+
+    // A small buffer forces many submissions, each resumed from the last
+    // d_off, which is the part of the semantics a user relies on. The
+    // descriptor's position is at the end now (after the loop above), so
+    // the first read also proves that the kernel seeks to `off`.
+    let mut ring = IoUring::new(4).map_err(fail)?;
+    let mut small = vec![0u8; 160];
+    let mut got: Vec<Record> = Vec::new();
+    let mut offset = 0u64;
+    for _ in 0..=expected.len() + 1 {
+        let sqe = GetDents::new(
+            types::Fd(file.as_raw_fd()),
+            small.as_mut_ptr(),
+            small.len() as u32,
+        )
+        .offset(offset)
+        .opcode(opcode)
+        .build()
+        .user_data(1);
+        // SAFETY: `small` and `file` stay alive and untouched until the
+        // completion is reaped below (we wait for exactly this one entry on
+        // a private ring).
+        unsafe { ring.submission().push(&sqe) }
+            .map_err(|_| fail(io::Error::other("submission queue full")))?;
+        let res = loop {
+            match ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(fail(e)),
+            }
+            if let Some(cqe) = ring.completion().next() {
+                break cqe.result();
+            }
+        };
+        if res < 0 {
+            return Err(fail(io::Error::from_raw_os_error(-res)));
+        }
+        let n = res as usize;
+        if n > small.len() {
+            return Err(Unavailable::Mismatch {
+                opcode,
+                detail: format!("result {n} exceeds the buffer of {}", small.len()),
+            });
+        }
+        if n == 0 {
+            return compare(opcode, &expected, &got);
+        }
+        // n > 0 and a clean parse means at least one record was added.
+        collect(&small[..n], &mut got).map_err(fail)?;
+        offset = got[got.len() - 1].1;
+    }
+    Err(Unavailable::Mismatch {
+        opcode,
+        detail: format!(
+            "no end of directory after {} reads of {} entries",
+            expected.len() + 2,
+            expected.len()
+        ),
+    })
+}
+
+fn collect(buf: &[u8], out: &mut Vec<Record>) -> io::Result<()> {
+    for entry in DirentIter::new(buf) {
+        let entry = entry?;
+        out.push((
+            entry.ino(),
+            entry.offset(),
+            entry.d_type(),
+            entry.name_bytes().to_vec(),
+        ));
+    }
+    Ok(())
+}
+
+fn compare(opcode: u8, expected: &[Record], got: &[Record]) -> Result<(), Unavailable> {
+    if let Some(i) = (0..expected.len().max(got.len())).find(|&i| expected.get(i) != got.get(i)) {
+        return Err(Unavailable::Mismatch {
+            opcode,
+            detail: format!(
+                "record {i}: getdents64 gave {:?}, GETDENTS gave {:?}",
+                expected.get(i),
+                got.get(i)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A directory of known entries, removed on drop.
+struct TestDir(PathBuf);
+
+impl TestDir {
+    fn create() -> io::Result<TestDir> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "io-uring-getdents-detect-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir(&path)?;
+        let dir = TestDir(path);
+        for i in 0..48 {
+            let name = format!("entry-{i:02}-{}", "x".repeat(i % 41));
+            fs::write(dir.0.join(name), [])?;
+        }
+        fs::create_dir(dir.0.join("subdir"))?;
+        std::os::unix::fs::symlink("subdir", dir.0.join("link"))?;
+        Ok(dir)
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,459 @@
+//! A safe parser for the `linux_dirent64` records that `getdents64(2)` and
+//! `IORING_OP_GETDENTS` write.
+//!
+//! The kernel's record is
+//!
+//! ```text
+//! struct linux_dirent64 {
+//!     u64  d_ino;     // offset 0
+//!     s64  d_off;     // offset 8: position of the *next* record
+//!     u16  d_reclen;  // offset 16: size of this record, a multiple of 8
+//!     u8   d_type;    // offset 18: DT_* constant
+//!     char d_name[];  // offset 19: NUL-terminated, padded to d_reclen
+//! };
+//! ```
+//!
+//! The parser trusts nothing in the buffer: every length is checked against
+//! the slice before it is used, so corrupt input yields a [`ParseError`] and
+//! never an out-of-bounds read, a panic, or an endless loop.
+
+use std::ffi::{CStr, OsStr};
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+
+/// Size of the fixed part of a record, up to and excluding `d_name`.
+pub const HEADER_LEN: usize = 19;
+/// Records are padded so each starts at a multiple of this.
+pub const RECORD_ALIGN: usize = 8;
+/// The smallest possible record: the header plus a one-byte name's NUL,
+/// rounded up to [`RECORD_ALIGN`].
+pub const MIN_RECORD_LEN: usize = 24;
+
+/// The type of a directory entry, from `d_type`.
+///
+/// # Example
+///
+/// ```
+/// use io_uring_getdents::dirent::FileType;
+/// assert_eq!(FileType::from_d_type(libc::DT_DIR), FileType::Directory);
+/// assert_eq!(FileType::from_d_type(200), FileType::Unknown);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileType {
+    /// `DT_FIFO`
+    Fifo,
+    /// `DT_CHR`
+    CharDevice,
+    /// `DT_DIR`
+    Directory,
+    /// `DT_BLK`
+    BlockDevice,
+    /// `DT_REG`
+    Regular,
+    /// `DT_LNK`
+    Symlink,
+    /// `DT_SOCK`
+    Socket,
+    /// `DT_UNKNOWN` (the filesystem does not fill `d_type`: call stat) or
+    /// a value this crate does not know.
+    Unknown,
+}
+
+impl FileType {
+    /// Maps a raw `d_type` byte.
+    pub fn from_d_type(d_type: u8) -> FileType {
+        match d_type {
+            libc::DT_FIFO => FileType::Fifo,
+            libc::DT_CHR => FileType::CharDevice,
+            libc::DT_DIR => FileType::Directory,
+            libc::DT_BLK => FileType::BlockDevice,
+            libc::DT_REG => FileType::Regular,
+            libc::DT_LNK => FileType::Symlink,
+            libc::DT_SOCK => FileType::Socket,
+            _ => FileType::Unknown,
+        }
+    }
+
+    /// Maps the `S_IFMT` bits of a `st_mode`/`stx_mode`.
+    ///
+    /// ```
+    /// use io_uring_getdents::dirent::FileType;
+    /// assert_eq!(FileType::from_mode(libc::S_IFREG | 0o644), FileType::Regular);
+    /// ```
+    pub fn from_mode(mode: u32) -> FileType {
+        match mode & libc::S_IFMT {
+            libc::S_IFIFO => FileType::Fifo,
+            libc::S_IFCHR => FileType::CharDevice,
+            libc::S_IFDIR => FileType::Directory,
+            libc::S_IFBLK => FileType::BlockDevice,
+            libc::S_IFREG => FileType::Regular,
+            libc::S_IFLNK => FileType::Symlink,
+            libc::S_IFSOCK => FileType::Socket,
+            _ => FileType::Unknown,
+        }
+    }
+}
+
+/// One parsed record, borrowing its name from the buffer.
+///
+/// # Example
+///
+/// ```
+/// use io_uring_getdents::dirent::{Dirent, DirentIter};
+/// let mut buf = Vec::new();
+/// io_uring_getdents::dirent::encode(&mut buf, 42, 7, libc::DT_REG, b"a.txt");
+/// let entry: Dirent<'_> = DirentIter::new(&buf).next().unwrap().unwrap();
+/// assert_eq!(entry.ino(), 42);
+/// assert_eq!(entry.offset(), 7);
+/// assert_eq!(entry.name_bytes(), b"a.txt");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dirent<'a> {
+    ino: u64,
+    off: u64,
+    d_type: u8,
+    name: &'a CStr,
+}
+
+impl<'a> Dirent<'a> {
+    /// The inode number (`d_ino`).
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+
+    /// `d_off`: the directory position just after this entry. Reading again
+    /// from this offset resumes with the next entry. The kernel's `s64` is
+    /// returned as the same 64 bits, as `lseek` and SQE offsets take them.
+    pub fn offset(&self) -> u64 {
+        self.off
+    }
+
+    /// The raw `d_type` byte.
+    pub fn d_type(&self) -> u8 {
+        self.d_type
+    }
+
+    /// The entry's type from `d_type`.
+    pub fn file_type(&self) -> FileType {
+        FileType::from_d_type(self.d_type)
+    }
+
+    /// The name, without its NUL.
+    pub fn name(&self) -> &'a CStr {
+        self.name
+    }
+
+    /// The name's bytes, without the NUL.
+    pub fn name_bytes(&self) -> &'a [u8] {
+        self.name.to_bytes()
+    }
+
+    /// The name as an `OsStr` (any bytes but `/` and NUL).
+    pub fn name_os(&self) -> &'a OsStr {
+        OsStr::from_bytes(self.name.to_bytes())
+    }
+
+    /// True for the `.` and `..` entries.
+    pub fn is_dot_or_dotdot(&self) -> bool {
+        matches!(self.name_bytes(), b"." | b"..")
+    }
+}
+
+/// What was wrong with a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseErrorKind {
+    /// Fewer bytes left than a record header.
+    TruncatedHeader,
+    /// `d_reclen` smaller than the smallest record (this includes 0, which
+    /// would otherwise loop forever).
+    RecordTooShort,
+    /// `d_reclen` runs past the end of the buffer.
+    RecordPastEnd,
+    /// `d_reclen` is not a multiple of 8.
+    Misaligned,
+    /// No NUL byte inside the record's name field.
+    UnterminatedName,
+    /// The name is empty or contains `/`.
+    InvalidName,
+}
+
+/// A corrupt record, with the byte offset at which it starts.
+///
+/// ```
+/// use io_uring_getdents::dirent::{DirentIter, ParseErrorKind};
+/// let err = DirentIter::new(&[0u8; 30]).next().unwrap().unwrap_err();
+/// assert_eq!(err.kind(), ParseErrorKind::RecordTooShort);
+/// assert_eq!(err.position(), 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    kind: ParseErrorKind,
+    position: usize,
+}
+
+impl ParseError {
+    /// What was wrong.
+    pub fn kind(&self) -> ParseErrorKind {
+        self.kind
+    }
+
+    /// Offset in the buffer of the record that failed.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            ParseErrorKind::TruncatedHeader => "truncated record header",
+            ParseErrorKind::RecordTooShort => "record length below the minimum",
+            ParseErrorKind::RecordPastEnd => "record length past the end of the buffer",
+            ParseErrorKind::Misaligned => "record length not a multiple of 8",
+            ParseErrorKind::UnterminatedName => "name without a terminating NUL",
+            ParseErrorKind::InvalidName => "empty name or name containing '/'",
+        };
+        write!(
+            f,
+            "corrupt linux_dirent64 buffer at byte {}: {what}",
+            self.position
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl From<ParseError> for std::io::Error {
+    fn from(err: ParseError) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, err)
+    }
+}
+
+/// Iterates over the records in the filled part of a buffer.
+///
+/// Pass exactly the bytes the kernel reported as written. After the first
+/// error the iterator is fused and yields `None`.
+///
+/// # Example
+///
+/// ```no_run
+/// use std::os::fd::AsFd;
+/// use io_uring_getdents::{dirent::DirentIter, syscall::getdents64};
+///
+/// let dir = std::fs::File::open("/")?;
+/// let mut buf = vec![0u8; 32 * 1024];
+/// loop {
+///     let n = getdents64(dir.as_fd(), &mut buf)?;
+///     if n == 0 {
+///         break;
+///     }
+///     for entry in DirentIter::new(&buf[..n]) {
+///         println!("{:?}", entry?.name());
+///     }
+/// }
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DirentIter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> DirentIter<'a> {
+    /// Parses `buf`, the bytes filled by one directory read.
+    pub fn new(buf: &'a [u8]) -> DirentIter<'a> {
+        DirentIter { buf, pos: 0 }
+    }
+
+    /// Byte offset of the next record to parse.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn parse_at(&self, start: usize) -> Result<(Dirent<'a>, usize), ParseError> {
+        let err = |kind| ParseError {
+            kind,
+            position: start,
+        };
+        let rest = &self.buf[start..];
+        let header = rest
+            .get(..HEADER_LEN)
+            .ok_or(err(ParseErrorKind::TruncatedHeader))?;
+        let ino = u64::from_ne_bytes(header[0..8].try_into().expect("8 bytes"));
+        let off = u64::from_ne_bytes(header[8..16].try_into().expect("8 bytes"));
+        let reclen = usize::from(u16::from_ne_bytes([header[16], header[17]]));
+        let d_type = header[18];
+        if reclen < MIN_RECORD_LEN {
+            return Err(err(ParseErrorKind::RecordTooShort));
+        }
+        if reclen % RECORD_ALIGN != 0 {
+            return Err(err(ParseErrorKind::Misaligned));
+        }
+        let record = rest
+            .get(..reclen)
+            .ok_or(err(ParseErrorKind::RecordPastEnd))?;
+        let name = CStr::from_bytes_until_nul(&record[HEADER_LEN..])
+            .map_err(|_| err(ParseErrorKind::UnterminatedName))?;
+        if name.is_empty() || name.to_bytes().contains(&b'/') {
+            return Err(err(ParseErrorKind::InvalidName));
+        }
+        Ok((
+            Dirent {
+                ino,
+                off,
+                d_type,
+                name,
+            },
+            reclen,
+        ))
+    }
+}
+
+impl<'a> Iterator for DirentIter<'a> {
+    type Item = Result<Dirent<'a>, ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        match self.parse_at(self.pos) {
+            Ok((entry, reclen)) => {
+                self.pos += reclen;
+                Some(Ok(entry))
+            }
+            Err(e) => {
+                // Fuse: a corrupt length means nothing after it can be trusted.
+                self.pos = self.buf.len();
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for DirentIter<'_> {}
+
+/// Appends one well-formed record to `buf`, laid out as the kernel lays it
+/// out. Useful to build test input and to fuzz the parser from valid data.
+///
+/// # Panics
+///
+/// If `name` is empty, contains NUL or `/`, or is longer than 255 bytes:
+/// the kernel never produces such a record.
+///
+/// ```
+/// let mut buf = Vec::new();
+/// io_uring_getdents::dirent::encode(&mut buf, 1, 1, libc::DT_DIR, b".");
+/// assert_eq!(buf.len(), 24);
+/// ```
+pub fn encode(buf: &mut Vec<u8>, ino: u64, off: u64, d_type: u8, name: &[u8]) {
+    assert!(
+        !name.is_empty() && name.len() <= 255 && !name.iter().any(|&b| b == 0 || b == b'/'),
+        "not a valid directory entry name"
+    );
+    let reclen = (HEADER_LEN + name.len() + 1).next_multiple_of(RECORD_ALIGN);
+    let start = buf.len();
+    buf.extend_from_slice(&ino.to_ne_bytes());
+    buf.extend_from_slice(&off.to_ne_bytes());
+    buf.extend_from_slice(&(reclen as u16).to_ne_bytes());
+    buf.push(d_type);
+    buf.extend_from_slice(name);
+    buf.resize(start + reclen, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &[u8]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        encode(&mut buf, 9, 100, libc::DT_REG, name);
+        buf
+    }
+
+    fn first_error(buf: &[u8]) -> ParseErrorKind {
+        DirentIter::new(buf)
+            .find_map(Result::err)
+            .expect("an error")
+            .kind()
+    }
+
+    #[test]
+    fn parses_records_in_sequence() {
+        let mut buf = record(b"one");
+        encode(&mut buf, 10, 200, libc::DT_DIR, &[b'x'; 255]);
+        let entries: Vec<_> = DirentIter::new(&buf).collect::<Result<_, _>>().unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].name_bytes(), b"one");
+        assert_eq!(entries[0].file_type(), FileType::Regular);
+        assert_eq!(entries[1].ino(), 10);
+        assert_eq!(entries[1].offset(), 200);
+        assert_eq!(entries[1].name_bytes().len(), 255);
+        assert_eq!(entries[1].file_type(), FileType::Directory);
+    }
+
+    #[test]
+    fn empty_buffer_has_no_entries() {
+        assert!(DirentIter::new(&[]).next().is_none());
+    }
+
+    #[test]
+    fn zero_reclen_is_an_error_not_a_loop() {
+        let mut buf = record(b"a");
+        buf[16] = 0;
+        buf[17] = 0;
+        assert_eq!(first_error(&buf), ParseErrorKind::RecordTooShort);
+    }
+
+    #[test]
+    fn reclen_past_end() {
+        let mut buf = record(b"abc");
+        buf[16] = 32;
+        assert_eq!(first_error(&buf), ParseErrorKind::RecordPastEnd);
+    }
+
+    #[test]
+    fn misaligned_reclen() {
+        let mut buf = record(b"abcdefgh");
+        buf.push(0);
+        buf[16] += 1;
+        assert_eq!(first_error(&buf), ParseErrorKind::Misaligned);
+    }
+
+    #[test]
+    fn missing_nul() {
+        let mut buf = record(b"abcd");
+        for b in &mut buf[HEADER_LEN..] {
+            *b = b'z';
+        }
+        assert_eq!(first_error(&buf), ParseErrorKind::UnterminatedName);
+    }
+
+    #[test]
+    fn truncated_header_after_good_record() {
+        let mut buf = record(b"ok");
+        buf.extend_from_slice(&[1, 2, 3]);
+        let mut it = DirentIter::new(&buf);
+        assert!(it.next().unwrap().is_ok());
+        assert_eq!(
+            it.next().unwrap().unwrap_err().kind(),
+            ParseErrorKind::TruncatedHeader
+        );
+        assert!(it.next().is_none(), "fused after an error");
+    }
+
+    #[test]
+    fn slash_or_empty_name_rejected() {
+        let mut buf = record(b"a/b");
+        assert_eq!(first_error(&buf), ParseErrorKind::InvalidName);
+        buf = record(b"abc");
+        buf[HEADER_LEN] = 0;
+        assert_eq!(first_error(&buf), ParseErrorKind::InvalidName);
+    }
+
+    #[test]
+    fn non_utf8_names_survive() {
+        let buf = record(&[0xff, b'\n', 0x80]);
+        let e = DirentIter::new(&buf).next().unwrap().unwrap();
+        assert_eq!(e.name_os().as_bytes(), &[0xff, b'\n', 0x80]);
+    }
+}

@@ -1,0 +1,63 @@
+//! `IORING_OP_GETDENTS` for the [`io_uring`] crate.
+//!
+//! No released kernel can read a directory through io_uring; this project
+//! carries a kernel patch that adds the operation (see `kernel/` in the
+//! repository). This crate gives user space what it needs to use it:
+//!
+//! - [`opcode::GetDents`]: the submission, built like the io-uring crate's
+//!   own opcodes;
+//! - [`dirent::DirentIter`]: a safe parser for the `linux_dirent64` records
+//!   the kernel writes;
+//! - [`detect`]: whether the running kernel really has the operation,
+//!   checked with a real read, not only the opcode number;
+//! - [`syscall::getdents64`]: the plain system call, as reference and
+//!   fallback.
+//!
+//! The io-uring crate is re-exported, so one dependency is enough.
+//!
+//! # Example
+//!
+//! List a directory with GETDENTS, chaining reads by `d_off`:
+//!
+//! ```no_run
+//! use io_uring_getdents::{dirent::DirentIter, io_uring::{types, IoUring}, opcode::GetDents};
+//! use std::os::fd::AsRawFd;
+//!
+//! let mut ring = IoUring::new(8)?;
+//! let Some(code) = GetDents::detect(&ring).opcode() else {
+//!     return Ok(()); // a kernel without the patch
+//! };
+//! let dir = std::fs::File::open("/etc")?;
+//! let mut buf = vec![0u8; 32 * 1024];
+//! let mut offset = 0;
+//! loop {
+//!     let sqe = GetDents::new(types::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), buf.len() as u32)
+//!         .offset(offset)
+//!         .opcode(code)
+//!         .build();
+//!     // SAFETY: `buf` and `dir` outlive the operation: we wait for it.
+//!     unsafe { ring.submission().push(&sqe).expect("queue full") };
+//!     ring.submit_and_wait(1)?;
+//!     let res = ring.completion().next().expect("one completion").result();
+//!     if res < 0 {
+//!         return Err(std::io::Error::from_raw_os_error(-res));
+//!     }
+//!     if res == 0 {
+//!         break;
+//!     }
+//!     for entry in DirentIter::new(&buf[..res as usize]) {
+//!         let entry = entry?;
+//!         println!("{}", entry.name_os().to_string_lossy());
+//!         offset = entry.offset();
+//!     }
+//! }
+//! # Ok::<_, std::io::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub use io_uring;
+
+pub mod detect;
+pub mod dirent;
+pub mod opcode;
+pub mod syscall;

@@ -1,0 +1,180 @@
+//! The `IORING_OP_GETDENTS` submission, in the io-uring crate's builder style.
+
+use std::os::fd::RawFd;
+
+use io_uring::{squeue, types, IoUring};
+
+use crate::detect::{self, Support};
+
+/// Where the directory comes from: a plain fd or a registered (fixed) file.
+///
+/// Built from the io-uring crate's own [`types::Fd`] and [`types::Fixed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A file descriptor of the process.
+    Fd(RawFd),
+    /// An index into the ring's registered files (`IOSQE_FIXED_FILE`).
+    Fixed(u32),
+}
+
+impl From<types::Fd> for Target {
+    fn from(fd: types::Fd) -> Target {
+        Target::Fd(fd.0)
+    }
+}
+
+impl From<types::Fixed> for Target {
+    fn from(fixed: types::Fixed) -> Target {
+        Target::Fixed(fixed.0)
+    }
+}
+
+/// Read directory entries, like `getdents64(2)`, from a given position.
+///
+/// Not in any released kernel: this project's patch (`kernel/` in the
+/// repository) adds it to Linux 6.12 as opcode [`GetDents::CODE`]. The
+/// completion's result is the number of bytes of `linux_dirent64` records
+/// written to the buffer, 0 at the end of the directory, or `-errno`.
+/// Parse them with [`DirentIter`](crate::dirent::DirentIter); the `d_off` of
+/// the last record is the [`offset`](GetDents::offset) of the next read.
+///
+/// Opcode numbers of out-of-tree operations are not stable (58 is
+/// `IORING_OP_RECV_ZC` from Linux 6.15 on), so never submit this without
+/// first asking [`GetDents::detect`], and pass the number it found to
+/// [`opcode`](GetDents::opcode).
+///
+/// # Example
+///
+/// ```no_run
+/// use io_uring_getdents::{io_uring::{types, IoUring}, opcode::GetDents};
+/// use std::os::fd::AsRawFd;
+///
+/// let mut ring = IoUring::new(8)?;
+/// let code = GetDents::detect(&ring).opcode().expect("kernel without GETDENTS");
+/// let dir = std::fs::File::open(".")?;
+/// let mut buf = vec![0u8; 32 * 1024];
+/// let sqe = GetDents::new(types::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), buf.len() as u32)
+///     .offset(0)
+///     .opcode(code)
+///     .build();
+/// // SAFETY: `buf` and `dir` outlive the submission: we wait for it below.
+/// unsafe { ring.submission().push(&sqe).expect("queue full") };
+/// ring.submit_and_wait(1)?;
+/// let bytes = ring.completion().next().unwrap().result();
+/// assert!(bytes >= 0);
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct GetDents {
+    fd: Target,
+    buf: *mut u8,
+    len: u32,
+    offset: u64,
+    opcode: u8,
+}
+
+impl GetDents {
+    /// The opcode number this project's kernel patch assigns: the first free
+    /// number after `IORING_OP_LISTEN` (57) on Linux 6.12.
+    pub const CODE: u8 = 58;
+
+    /// A read of up to `len` bytes into `buf` from the start of the directory.
+    pub fn new(fd: impl Into<Target>, buf: *mut u8, len: u32) -> GetDents {
+        GetDents {
+            fd: fd.into(),
+            buf,
+            len,
+            offset: 0,
+            opcode: GetDents::CODE,
+        }
+    }
+
+    /// Position to read from: 0, or the `d_off` of the last entry already
+    /// read. The kernel seeks there first if the file is elsewhere.
+    pub const fn offset(mut self, offset: u64) -> GetDents {
+        self.offset = offset;
+        self
+    }
+
+    /// Uses another opcode number, as found by [`GetDents::detect`].
+    pub const fn opcode(mut self, code: u8) -> GetDents {
+        self.opcode = code;
+        self
+    }
+
+    /// Asks whether the running kernel really has GETDENTS, honouring the
+    /// `IO_URING_GETDENTS` override; see [`detect::detect`].
+    pub fn detect(ring: &IoUring) -> Support {
+        detect::detect(ring)
+    }
+
+    /// The submission queue entry.
+    pub fn build(self) -> squeue::Entry {
+        let GetDents {
+            fd,
+            buf,
+            len,
+            offset,
+            opcode,
+        } = self;
+        let (fd, flags) = match fd {
+            Target::Fd(fd) => (fd, 0),
+            // Registered files are named by index in the fd field.
+            Target::Fixed(index) => (index as i32, squeue::Flags::FIXED_FILE.bits()),
+        };
+        RawSqe {
+            opcode,
+            flags,
+            ioprio: 0,
+            fd,
+            off: offset,
+            addr: buf as u64,
+            len,
+            op_flags: 0,
+            user_data: 0,
+            buf_index: 0,
+            personality: 0,
+            file_index: 0,
+            addr3: 0,
+            pad: 0,
+        }
+        .into_entry()
+    }
+}
+
+/// The kernel's 64-byte `struct io_uring_sqe`, with the unions reduced to
+/// the members GETDENTS uses.
+#[repr(C)]
+struct RawSqe {
+    opcode: u8,
+    flags: u8,
+    ioprio: u16,
+    fd: i32,
+    off: u64,
+    addr: u64,
+    len: u32,
+    op_flags: u32,
+    user_data: u64,
+    buf_index: u16,
+    personality: u16,
+    file_index: u32,
+    addr3: u64,
+    pad: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<RawSqe>() == 64);
+const _: () = assert!(std::mem::size_of::<squeue::Entry>() == 64);
+const _: () = assert!(std::mem::align_of::<RawSqe>() == std::mem::align_of::<squeue::Entry>());
+
+impl RawSqe {
+    fn into_entry(self) -> squeue::Entry {
+        // SAFETY: `squeue::Entry` is `#[repr(C)]` around the kernel's
+        // `io_uring_sqe` (64 bytes, every bit pattern valid: plain integers
+        // and unions of them). `RawSqe` is a `#[repr(C)]` struct of the same
+        // size and alignment (asserted above) with the same field offsets;
+        // tests/sqe_layout.rs compares our bytes with SQEs the io-uring
+        // crate builds itself. The crate offers no raw constructor
+        // (tokio-rs/io-uring#374), hence the transmute.
+        unsafe { std::mem::transmute::<RawSqe, squeue::Entry>(self) }
+    }
+}

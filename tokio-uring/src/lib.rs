@@ -1,0 +1,1 @@
+//! Async directory streams on tokio-uring (being written).

@@ -1,0 +1,1 @@
+//! Directory tree totals (being written).
