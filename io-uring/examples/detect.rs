@@ -1,0 +1,9 @@
+//! Prints whether the running kernel has IORING_OP_GETDENTS, and why not.
+//!
+//! ```text
+//! cargo run -p io-uring-getdents --example detect
+//! ```
+
+fn main() {
+    println!("{}", io_uring_getdents::detect::cached());
+}
