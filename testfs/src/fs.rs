@@ -1,0 +1,494 @@
+//! The FUSE request handlers: a read-only passthrough to the source
+//! directory, with the delay, the fault table and the counters.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fs::{self, File, Metadata};
+use std::io;
+use std::os::unix::fs::{DirEntryExt, FileExt, FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
+    OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, Request,
+};
+
+use crate::{Fault, Stats, STATS_FILE};
+
+/// Node id of the stats file. The kernel reserves no id but 0 and 1, and
+/// real nodes count up from 1, so the top of the range is free.
+const STATS_INO: INodeNo = INodeNo(u64::MAX - 1);
+
+/// Size announced for the stats file. It is opened with direct I/O, so reads
+/// reach testfs and stop at the real end of the text; the size only has to
+/// be non-zero for tools that trust `st_size`.
+const STATS_SIZE: u64 = 4096;
+
+/// `fuse_dirent` header size: ino, off, namelen, type (8 + 8 + 4 + 4).
+const FUSE_DIRENT_HEADER: u64 = 24;
+
+/// A node the kernel knows: where it is, relative to the source root.
+struct Node {
+    rel: PathBuf,
+    parent: INodeNo,
+}
+
+/// Node ids by source `(st_dev, st_ino)`, so hard links share one node as
+/// they share one inode in the source. Nodes are never dropped (FORGET is
+/// ignored): ids stay stable for the mount's life, and fixture trees are
+/// small enough for that.
+struct Inodes {
+    nodes: Vec<Node>,
+    by_key: HashMap<(u64, u64), INodeNo>,
+}
+
+impl Inodes {
+    fn intern(&mut self, key: (u64, u64), rel: PathBuf, parent: INodeNo) -> INodeNo {
+        if let Some(&ino) = self.by_key.get(&key) {
+            return ino;
+        }
+        self.nodes.push(Node { rel, parent });
+        let ino = INodeNo(self.nodes.len() as u64);
+        self.by_key.insert(key, ino);
+        ino
+    }
+
+    fn get(&self, ino: INodeNo) -> Option<&Node> {
+        let index = ino.0.checked_sub(1)?;
+        self.nodes.get(usize::try_from(index).ok()?)
+    }
+}
+
+/// One entry of a directory snapshot taken at OPENDIR.
+struct DirItem {
+    name: std::ffi::OsString,
+    ino: INodeNo,
+    kind: FileType,
+}
+
+/// What an open file handle refers to.
+enum Handle {
+    /// A directory listing, read once at OPENDIR so that READDIR offsets
+    /// (indexes into it) stay valid while the caller reads.
+    Dir(Arc<Vec<DirItem>>),
+    File(Arc<File>),
+    /// The stats text as it was when the stats file was opened.
+    Stats(Arc<[u8]>),
+}
+
+/// The filesystem object handed to fuser.
+pub(crate) struct TestFs {
+    source: PathBuf,
+    delay: Duration,
+    ttl: Duration,
+    faults: HashMap<PathBuf, Fault>,
+    stats: Arc<Mutex<Stats>>,
+    inodes: Mutex<Inodes>,
+    handles: Mutex<HashMap<u64, Handle>>,
+    next_fh: AtomicU64,
+}
+
+/// Locks a mutex even if a handler thread panicked while holding it: the
+/// tables stay consistent because every update is a single insert or
+/// remove.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The errno of a failed source operation; EIO for errors that carry none.
+fn errno(err: &io::Error) -> Errno {
+    err.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
+}
+
+fn file_type(ft: fs::FileType) -> FileType {
+    if ft.is_dir() {
+        FileType::Directory
+    } else if ft.is_symlink() {
+        FileType::Symlink
+    } else if ft.is_block_device() {
+        FileType::BlockDevice
+    } else if ft.is_char_device() {
+        FileType::CharDevice
+    } else if ft.is_fifo() {
+        FileType::NamedPipe
+    } else if ft.is_socket() {
+        FileType::Socket
+    } else {
+        FileType::RegularFile
+    }
+}
+
+fn time(secs: i64, nsecs: i64) -> SystemTime {
+    let nanos = Duration::from_nanos(nsecs.clamp(0, 999_999_999) as u64);
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::from_secs(secs as u64) + nanos
+    } else {
+        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + nanos
+    }
+}
+
+fn attr(ino: INodeNo, meta: &Metadata) -> FileAttr {
+    FileAttr {
+        ino,
+        size: meta.size(),
+        blocks: meta.blocks(),
+        atime: time(meta.atime(), meta.atime_nsec()),
+        mtime: time(meta.mtime(), meta.mtime_nsec()),
+        ctime: time(meta.ctime(), meta.ctime_nsec()),
+        crtime: time(meta.ctime(), meta.ctime_nsec()),
+        kind: file_type(meta.file_type()),
+        perm: (meta.mode() & 0o7777) as u16,
+        nlink: meta.nlink() as u32,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        rdev: meta.rdev() as u32,
+        blksize: meta.blksize() as u32,
+        flags: 0,
+    }
+}
+
+impl TestFs {
+    pub(crate) fn new(
+        source: PathBuf,
+        root: &Metadata,
+        delay: Duration,
+        ttl: Duration,
+        faults: HashMap<PathBuf, Fault>,
+        stats: Arc<Mutex<Stats>>,
+    ) -> TestFs {
+        let mut inodes = Inodes {
+            nodes: Vec::new(),
+            by_key: HashMap::new(),
+        };
+        let root_ino = inodes.intern((root.dev(), root.ino()), PathBuf::new(), INodeNo::ROOT);
+        debug_assert_eq!(root_ino, INodeNo::ROOT);
+        TestFs {
+            source,
+            delay,
+            ttl,
+            faults,
+            stats,
+            inodes: Mutex::new(inodes),
+            handles: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+        }
+    }
+
+    /// Counts one request and makes it wait the configured delay, as a
+    /// round trip to a remote server would. The sleep runs on the handler
+    /// thread, so requests overlap up to the number of threads.
+    fn begin(&self, counter: fn(&mut Stats) -> &mut u64) {
+        {
+            let mut stats = lock(&self.stats);
+            *counter(&mut stats) += 1;
+            if !self.delay.is_zero() {
+                stats.delayed += 1;
+            }
+        }
+        if !self.delay.is_zero() {
+            thread::sleep(self.delay);
+        }
+    }
+
+    /// Whether `rel` has a fault that applies to this request. Every fault
+    /// fails READDIR; only [`Fault::Eio`] fails LOOKUP, GETATTR and OPENDIR.
+    fn injected(&self, rel: &Path, readdir: bool) -> bool {
+        let hit = match self.faults.get(rel) {
+            Some(Fault::Eio) => true,
+            Some(Fault::EioReaddir) => readdir,
+            None => false,
+        };
+        if hit {
+            lock(&self.stats).eio_injected += 1;
+        }
+        hit
+    }
+
+    fn rel(&self, ino: INodeNo) -> Result<PathBuf, Errno> {
+        lock(&self.inodes)
+            .get(ino)
+            .map(|node| node.rel.clone())
+            .ok_or(Errno::ESTALE)
+    }
+
+    fn full(&self, rel: &Path) -> PathBuf {
+        self.source.join(rel)
+    }
+
+    fn add_handle(&self, handle: Handle) -> FileHandle {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        lock(&self.handles).insert(fh, handle);
+        FileHandle(fh)
+    }
+
+    fn stats_attr(&self) -> FileAttr {
+        let now = SystemTime::now();
+        FileAttr {
+            ino: STATS_INO,
+            size: STATS_SIZE,
+            blocks: 0,
+            atime: now,
+            mtime: now,
+            ctime: now,
+            crtime: now,
+            kind: FileType::RegularFile,
+            perm: 0o444,
+            nlink: 1,
+            uid: 0,
+            gid: 0,
+            rdev: 0,
+            blksize: 4096,
+            flags: 0,
+        }
+    }
+
+    fn lookup_entry(&self, parent: INodeNo, name: &OsStr) -> Result<FileAttr, Errno> {
+        let rel = self.rel(parent)?.join(name);
+        if self.injected(&rel, false) {
+            return Err(Errno::EIO);
+        }
+        let meta = fs::symlink_metadata(self.full(&rel)).map_err(|e| errno(&e))?;
+        let ino = lock(&self.inodes).intern((meta.dev(), meta.ino()), rel, parent);
+        Ok(attr(ino, &meta))
+    }
+
+    fn node_attr(&self, ino: INodeNo) -> Result<FileAttr, Errno> {
+        let rel = self.rel(ino)?;
+        if self.injected(&rel, false) {
+            return Err(Errno::EIO);
+        }
+        let meta = fs::symlink_metadata(self.full(&rel)).map_err(|e| errno(&e))?;
+        Ok(attr(ino, &meta))
+    }
+
+    /// Reads the whole source directory, with `.` and `..` first as a
+    /// real filesystem returns them.
+    fn snapshot(&self, ino: INodeNo) -> Result<Vec<DirItem>, Errno> {
+        let (rel, parent) = {
+            let inodes = lock(&self.inodes);
+            let node = inodes.get(ino).ok_or(Errno::ESTALE)?;
+            (node.rel.clone(), node.parent)
+        };
+        if self.injected(&rel, false) {
+            return Err(Errno::EIO);
+        }
+        let dir = self.full(&rel);
+        let dev = fs::symlink_metadata(&dir).map_err(|e| errno(&e))?.dev();
+        let mut items = vec![
+            DirItem {
+                name: ".".into(),
+                ino,
+                kind: FileType::Directory,
+            },
+            DirItem {
+                name: "..".into(),
+                ino: parent,
+                kind: FileType::Directory,
+            },
+        ];
+        for entry in fs::read_dir(&dir).map_err(|e| errno(&e))? {
+            let entry = entry.map_err(|e| errno(&e))?;
+            let kind = file_type(entry.file_type().map_err(|e| errno(&e))?);
+            let name = entry.file_name();
+            // Same key as LOOKUP uses, so d_ino matches st_ino (except on a
+            // mount point inside the source, as on any Linux filesystem).
+            let child = lock(&self.inodes).intern((dev, entry.ino()), rel.join(&name), ino);
+            items.push(DirItem {
+                name,
+                ino: child,
+                kind,
+            });
+        }
+        Ok(items)
+    }
+}
+
+impl Filesystem for TestFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        if parent == INodeNo::ROOT && name == STATS_FILE {
+            reply.entry(&Duration::ZERO, &self.stats_attr(), Generation(0));
+            return;
+        }
+        self.begin(|s| &mut s.lookup);
+        match self.lookup_entry(parent, name) {
+            Ok(attr) => reply.entry(&self.ttl, &attr, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        if ino == STATS_INO {
+            reply.attr(&Duration::ZERO, &self.stats_attr());
+            return;
+        }
+        self.begin(|s| &mut s.getattr);
+        match self.node_attr(ino) {
+            Ok(attr) => reply.attr(&self.ttl, &attr),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        self.begin(|s| &mut s.readlink);
+        let target = self
+            .rel(ino)
+            .and_then(|rel| fs::read_link(self.full(&rel)).map_err(|e| errno(&e)));
+        match target {
+            Ok(target) => reply.data(target.as_os_str().as_encoded_bytes()),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if ino == STATS_INO {
+            let text = lock(&self.stats).to_string();
+            let fh = self.add_handle(Handle::Stats(text.into_bytes().into()));
+            // Direct I/O: every read comes here, none is served from a
+            // page cache filled by an earlier open.
+            reply.opened(fh, FopenFlags::FOPEN_DIRECT_IO);
+            return;
+        }
+        self.begin(|s| &mut s.open);
+        // The mount is read-only, so the kernel refuses write opens itself.
+        let file = self
+            .rel(ino)
+            .and_then(|rel| File::open(self.full(&rel)).map_err(|e| errno(&e)));
+        match file {
+            Ok(file) => reply.opened(
+                self.add_handle(Handle::File(Arc::new(file))),
+                FopenFlags::empty(),
+            ),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let handle = match lock(&self.handles).get(&fh.0) {
+            Some(Handle::File(file)) => Ok(Handle::File(file.clone())),
+            Some(Handle::Stats(text)) => Ok(Handle::Stats(text.clone())),
+            Some(Handle::Dir(_)) => Err(Errno::EISDIR),
+            None => Err(Errno::EBADF),
+        };
+        if let Ok(Handle::Stats(text)) = &handle {
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(text.len());
+            let end = start.saturating_add(size as usize).min(text.len());
+            reply.data(&text[start..end]);
+            return;
+        }
+        self.begin(|s| &mut s.read);
+        match handle {
+            Ok(Handle::File(file)) => {
+                let mut buf = vec![0u8; size as usize];
+                match file.read_at(&mut buf, offset) {
+                    Ok(n) => reply.data(&buf[..n]),
+                    Err(e) => reply.error(errno(&e)),
+                }
+            }
+            Ok(_) => reply.error(Errno::EBADF),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if ino != STATS_INO {
+            self.begin(|s| &mut s.release);
+        }
+        lock(&self.handles).remove(&fh.0);
+        reply.ok();
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        self.begin(|s| &mut s.opendir);
+        match self.snapshot(ino) {
+            // No FOPEN_CACHE_DIR: every getdents64 reaches READDIR, which
+            // is what the counter is for.
+            Ok(items) => reply.opened(
+                self.add_handle(Handle::Dir(Arc::new(items))),
+                FopenFlags::empty(),
+            ),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        self.begin(|s| &mut s.readdir);
+        let rel = match self.rel(ino) {
+            Ok(rel) => rel,
+            Err(e) => return reply.error(e),
+        };
+        if self.injected(&rel, true) {
+            return reply.error(Errno::EIO);
+        }
+        let items = match lock(&self.handles).get(&fh.0) {
+            Some(Handle::Dir(items)) => items.clone(),
+            Some(_) => return reply.error(Errno::ENOTDIR),
+            None => return reply.error(Errno::EBADF),
+        };
+        // The offset handed to the kernel with an entry is the index of
+        // the entry after it, so the next READDIR resumes there.
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let (mut bytes, mut entries) = (0u64, 0u64);
+        for (index, item) in items.iter().enumerate().skip(start) {
+            if reply.add(item.ino, index as u64 + 1, item.kind, &item.name) {
+                break;
+            }
+            let record = FUSE_DIRENT_HEADER + item.name.len() as u64;
+            bytes += record.next_multiple_of(8);
+            entries += 1;
+        }
+        {
+            let mut stats = lock(&self.stats);
+            stats.readdir_bytes += bytes;
+            stats.readdir_entries += entries;
+            stats.readdir_max_reply = stats.readdir_max_reply.max(bytes);
+        }
+        reply.ok();
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        self.begin(|s| &mut s.releasedir);
+        lock(&self.handles).remove(&fh.0);
+        reply.ok();
+    }
+}

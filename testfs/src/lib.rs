@@ -1,0 +1,406 @@
+//! A FUSE filesystem that makes a real directory look slow and unreliable,
+//! as a test and benchmark fixture for directory walkers.
+//!
+//! testfs mounts a read-only passthrough of a source directory. Every
+//! request waits a configured delay before its reply (a network round trip,
+//! as on glusterfs), chosen paths fail with `EIO`, and counters record how
+//! many requests of each kind arrived, in particular how many `READDIR`
+//! calls and bytes a walk needed. The counters are read with
+//! [`Mount::stats`] or, from outside the process, from the hidden file
+//! [`STATS_FILE`] at the mount's root (found by name, never listed).
+//!
+//! Mounting needs `/dev/fuse` and either root or Debian's `fusermount3`
+//! (package `fuse3`).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use testfs::{Fault, Mount, Options};
+//!
+//! let options = Options::new()
+//!     .delay(Duration::from_micros(150))
+//!     .fault("broken", Fault::Eio);
+//! let mount = Mount::new("/var/tmp/tree", "/mnt/slow", &options)?;
+//! let names = std::fs::read_dir("/mnt/slow")?.count();
+//! let stats = mount.unmount()?;
+//! println!("{names} entries in {} READDIR calls", stats.readdir);
+//! # Ok::<_, std::io::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod fs;
+mod stats;
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fuser::{BackgroundSession, Config, MountOption};
+
+pub use stats::Stats;
+
+/// Name of the stats file at the root of every testfs mount. A LOOKUP of
+/// this name returns it, READDIR never lists it, so walks do not see it;
+/// reading it gives [`Stats`] as text. It hides a source entry of the same
+/// name.
+pub const STATS_FILE: &str = ".testfs-stats";
+
+/// Which requests fail with `EIO` on a faulty path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// LOOKUP, GETATTR, OPENDIR and READDIR of the path fail: the name is
+    /// still listed by its parent, but `stat` and `open` of it fail.
+    Eio,
+    /// Only READDIR fails: the directory can be stat'ed and opened, but
+    /// `getdents64` on it returns `EIO`, as a server dropping a listing.
+    EioReaddir,
+}
+
+/// How a testfs mount behaves.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// let options = testfs::Options::new()
+///     .delay(Duration::from_micros(150))
+///     .threads(8)
+///     .fault("a/b", testfs::Fault::EioReaddir);
+/// assert_eq!(options.delay_value(), Duration::from_micros(150));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Options {
+    delay: Duration,
+    threads: usize,
+    ttl: Duration,
+    faults: Vec<(PathBuf, Fault)>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options::new()
+    }
+}
+
+impl Options {
+    /// No delay, no faults, 16 threads, nothing cached by the kernel.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(testfs::Options::new().delay_value().is_zero());
+    /// ```
+    pub fn new() -> Options {
+        Options {
+            delay: Duration::ZERO,
+            threads: 16,
+            ttl: Duration::ZERO,
+            faults: Vec::new(),
+        }
+    }
+
+    /// Wait this long before replying to each request.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let o = testfs::Options::new().delay(std::time::Duration::from_micros(150));
+    /// # assert_eq!(o.delay_value().as_micros(), 150);
+    /// ```
+    pub fn delay(mut self, delay: Duration) -> Options {
+        self.delay = delay;
+        self
+    }
+
+    /// The configured delay per request.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(testfs::Options::new().delay_value().is_zero());
+    /// ```
+    pub fn delay_value(&self) -> Duration {
+        self.delay
+    }
+
+    /// Serve this many requests at once (at least 1). Each thread sleeps
+    /// through its request's delay, so this bounds how far concurrent
+    /// callers can overlap the delays, like a server's worker pool.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let o = testfs::Options::new().threads(4);
+    /// ```
+    pub fn threads(mut self, threads: usize) -> Options {
+        self.threads = threads;
+        self
+    }
+
+    /// How long the kernel may cache names and attributes (FUSE entry and
+    /// attribute timeout). Zero, the default, sends every `stat` to testfs
+    /// as on a cold network filesystem.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let o = testfs::Options::new().ttl(std::time::Duration::from_secs(1));
+    /// ```
+    pub fn ttl(mut self, ttl: Duration) -> Options {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Inject `EIO` on `path`, relative to the source directory (or an
+    /// absolute path inside it). The last fault given for a path wins.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let o = testfs::Options::new().fault("dir/sub", testfs::Fault::Eio);
+    /// ```
+    pub fn fault(mut self, path: impl Into<PathBuf>, fault: Fault) -> Options {
+        self.faults.push((path.into(), fault));
+        self
+    }
+}
+
+/// A mounted testfs. Dropping it unmounts (errors go to stderr); call
+/// [`Mount::unmount`] to see them and get the final counters.
+///
+/// # Example
+///
+/// ```no_run
+/// let mount = testfs::Mount::new("/var/tmp/tree", "/mnt/t", &testfs::Options::new())?;
+/// assert!(mount.mountpoint().ends_with("t"));
+/// drop(mount); // unmounted here
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub struct Mount {
+    session: Option<BackgroundSession>,
+    stats: Arc<Mutex<Stats>>,
+    mountpoint: PathBuf,
+}
+
+fn context(what: &str, path: &Path, err: io::Error) -> io::Error {
+    io::Error::new(err.kind(), format!("{what} {}: {err}", path.display()))
+}
+
+/// Turns a fault path into the form nodes carry: relative to the source,
+/// without `.` components. Paths that leave the source are refused.
+fn fault_key(source: &Path, given: &Path, path: &Path) -> io::Result<PathBuf> {
+    let relative = if path.is_absolute() {
+        path.strip_prefix(source)
+            .or_else(|_| path.strip_prefix(given))
+            .map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "fault path {}: not inside the source {}",
+                        path.display(),
+                        source.display()
+                    ),
+                )
+            })?
+    } else {
+        path
+    };
+    let mut key = PathBuf::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(name) => key.push(name),
+            Component::CurDir => {}
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("fault path {}: must not contain '..'", path.display()),
+                ))
+            }
+        }
+    }
+    Ok(key)
+}
+
+impl Mount {
+    /// Mounts a passthrough of `source` at `mountpoint` and serves it on
+    /// background threads until the returned guard is dropped. When this
+    /// returns, the mount is ready.
+    ///
+    /// # Errors
+    ///
+    /// Each names the path and the cause: `source` or `mountpoint` missing
+    /// or not a directory, one inside the other (testfs would wait on
+    /// itself), a fault path outside the source, zero threads, or the mount
+    /// itself failing (no `/dev/fuse`, not root and no `fusermount3`).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// let mount = testfs::Mount::new("/var/tmp/tree", "/mnt/t", &testfs::Options::new())?;
+    /// println!("{}", std::fs::read_to_string(mount.mountpoint().join(testfs::STATS_FILE))?);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn new(
+        source: impl AsRef<Path>,
+        mountpoint: impl AsRef<Path>,
+        options: &Options,
+    ) -> io::Result<Mount> {
+        let (given_source, given_mountpoint) = (source.as_ref(), mountpoint.as_ref());
+        let source = given_source
+            .canonicalize()
+            .map_err(|e| context("source", given_source, e))?;
+        let root = std::fs::metadata(&source).map_err(|e| context("source", &source, e))?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("source {}: not a directory", given_source.display()),
+            ));
+        }
+        let mountpoint = given_mountpoint
+            .canonicalize()
+            .map_err(|e| context("mount point", given_mountpoint, e))?;
+        if !mountpoint.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!(
+                    "mount point {}: not a directory",
+                    given_mountpoint.display()
+                ),
+            ));
+        }
+        if mountpoint.starts_with(&source) || source.starts_with(&mountpoint) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "mount point {} and source {} must not contain each other",
+                    mountpoint.display(),
+                    source.display()
+                ),
+            ));
+        }
+        if options.threads == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "threads: must be at least 1",
+            ));
+        }
+        let mut faults = HashMap::new();
+        for (path, fault) in &options.faults {
+            faults.insert(fault_key(&source, given_source, path)?, *fault);
+        }
+
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let filesystem = fs::TestFs::new(
+            source.clone(),
+            &root,
+            options.delay,
+            options.ttl,
+            faults,
+            stats.clone(),
+        );
+        let mut config = Config::default();
+        config.mount_options = vec![
+            MountOption::FSName(source.display().to_string()),
+            MountOption::Subtype("testfs".into()),
+            MountOption::RO,
+            // The kernel checks permission bits as on a local filesystem,
+            // so unreadable directories behave as they would there.
+            MountOption::DefaultPermissions,
+        ];
+        config.n_threads = Some(options.threads);
+        let session = fuser::Session::new(filesystem, &mountpoint, &config)
+            .and_then(fuser::Session::spawn)
+            .map_err(|e| context("mounting testfs at", &mountpoint, e))?;
+        Ok(Mount {
+            session: Some(session),
+            stats,
+            mountpoint,
+        })
+    }
+
+    /// Where the filesystem is mounted (canonical path).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # let mount = testfs::Mount::new("/var/tmp/tree", "/mnt/t", &testfs::Options::new())?;
+    /// let top = std::fs::read_dir(mount.mountpoint())?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// The counters now.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # let mount = testfs::Mount::new("/var/tmp/tree", "/mnt/t", &testfs::Options::new())?;
+    /// let before = mount.stats();
+    /// std::fs::read_dir(mount.mountpoint())?.for_each(drop);
+    /// assert!(mount.stats().since(&before).readdir >= 1);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        *self.stats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the filesystem is still being served: false once it was
+    /// unmounted from outside (`umount`, `fusermount3 -u`).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # let mount = testfs::Mount::new("/var/tmp/tree", "/mnt/t", &testfs::Options::new())?;
+    /// assert!(mount.is_serving());
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn is_serving(&self) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|session| !session.guard.is_finished())
+    }
+
+    /// Unmounts, waits for the serving threads and returns the final
+    /// counters.
+    ///
+    /// # Errors
+    ///
+    /// The unmount failed, for example with `EBUSY` while a process still
+    /// has a file or its working directory in the mount; or a serving
+    /// thread failed.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # let mount = testfs::Mount::new("/var/tmp/tree", "/mnt/t", &testfs::Options::new())?;
+    /// let stats = mount.unmount()?;
+    /// println!("{stats}");
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn unmount(mut self) -> io::Result<Stats> {
+        self.finish()?;
+        Ok(self.stats())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        match self.session.take() {
+            Some(session) => session
+                .umount_and_join()
+                .map_err(|e| context("unmounting testfs at", &self.mountpoint, e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if let Err(err) = self.finish() {
+            eprintln!("testfs: {err}");
+        }
+    }
+}
