@@ -1,0 +1,474 @@
+//! What the patched kernel does with `IORING_OP_GETDENTS`, checked through
+//! this crate against the plain `getdents64(2)` on directories the tests
+//! make (under `TMPDIR`, so kernel/test-vm runs them on tmpfs and on ext4).
+//!
+//! On a kernel without the operation, the tests that need it print
+//! "skipped: ..." and pass, unless `IO_URING_GETDENTS_REQUIRE=1` (set in the
+//! test VM), which makes them fail. The detection test runs everywhere.
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::path::Path;
+
+use io_uring_getdents::detect::{self, Choice, Support, Unavailable};
+use io_uring_getdents::dirent::{DirentIter, HEADER_LEN, MIN_RECORD_LEN, RECORD_ALIGN};
+use io_uring_getdents::io_uring::{squeue, types, IoUring, Probe};
+use io_uring_getdents::opcode::{GetDents, Target};
+use io_uring_getdents::syscall::{getdents64, seek_dir};
+
+const REQUIRE_VAR: &str = "IO_URING_GETDENTS_REQUIRE";
+
+fn required() -> bool {
+    std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
+}
+
+/// The opcode to submit, or `None` (after printing why) when the kernel has
+/// no GETDENTS and the test VM did not require it.
+fn getdents_opcode() -> Option<u8> {
+    match detect::cached() {
+        Support::Available { opcode } => Some(*opcode),
+        Support::Unavailable(why) if required() => {
+            panic!("{REQUIRE_VAR}=1 but GETDENTS is unavailable: {why}")
+        }
+        Support::Unavailable(why) => {
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
+/// One record: inode, d_off, d_type, name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Record {
+    ino: u64,
+    off: u64,
+    d_type: u8,
+    name: Vec<u8>,
+}
+
+impl Record {
+    /// The record's size in the buffer, as the kernel lays it out.
+    fn reclen(&self) -> usize {
+        (HEADER_LEN + self.name.len() + 1).next_multiple_of(RECORD_ALIGN)
+    }
+}
+
+fn parse(buf: &[u8]) -> Vec<Record> {
+    DirentIter::new(buf)
+        .map(|entry| {
+            let entry = entry.expect("the kernel wrote a malformed record");
+            Record {
+                ino: entry.ino(),
+                off: entry.offset(),
+                d_type: entry.d_type(),
+                name: entry.name_bytes().to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// The whole directory as one getdents64 loop with a large buffer returns
+/// it, from position 0.
+fn reference(dir: &fs::File) -> Vec<Record> {
+    seek_dir(dir.as_fd(), 0).expect("lseek on the directory");
+    let mut buf = vec![0u8; 1 << 20];
+    let mut records = Vec::new();
+    loop {
+        let n = getdents64(dir.as_fd(), &mut buf).expect("getdents64");
+        if n == 0 {
+            return records;
+        }
+        records.extend(parse(&buf[..n]));
+    }
+}
+
+/// A directory with `files` regular files whose names run from 1 to 255
+/// bytes (so records of every size), a subdirectory, a symlink and a FIFO.
+fn make_tree(parent: &Path, files: usize) -> std::path::PathBuf {
+    let dir = parent.join("tree");
+    fs::create_dir(&dir).unwrap();
+    for i in 0..files {
+        let stem = format!("{i:05}-");
+        let len = 1 + (i * 37) % 255;
+        let name: String = stem
+            .chars()
+            .chain(std::iter::repeat('n'))
+            .take(len.max(stem.len()))
+            .collect();
+        fs::write(dir.join(name), [i as u8]).unwrap();
+    }
+    fs::create_dir(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink("sub", dir.join("link")).unwrap();
+    let fifo =
+        std::ffi::CString::new(dir.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: `fifo` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    dir
+}
+
+/// Submits one GETDENTS into `buf` from `offset` and waits for its result.
+fn getdents_once(ring: &mut IoUring, opcode: u8, fd: Target, buf: &mut [u8], offset: u64) -> i32 {
+    let sqe = GetDents::new(fd, buf.as_mut_ptr(), buf.len() as u32)
+        .offset(offset)
+        .opcode(opcode)
+        .build()
+        .user_data(7);
+    submit_and_reap(ring, sqe)
+}
+
+fn submit_and_reap(ring: &mut IoUring, sqe: squeue::Entry) -> i32 {
+    // SAFETY: every buffer and descriptor named by `sqe` is borrowed by the
+    // caller for the whole call, and we wait here for the completion.
+    unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
+    ring.submit_and_wait(1).expect("io_uring_enter");
+    let cqe = ring.completion().next().expect("a completion");
+    assert_eq!(cqe.user_data(), sqe.get_user_data());
+    cqe.result()
+}
+
+/// The records a read from `offset` must return into a buffer of `len`
+/// bytes: those after the entry whose d_off is `offset`, as many as fit.
+fn expected_from(all: &[Record], offset: u64, len: usize) -> &[Record] {
+    let start = if offset == 0 {
+        0
+    } else {
+        all.iter()
+            .position(|r| r.off == offset)
+            .expect("offset is a d_off of the directory")
+            + 1
+    };
+    let mut used = 0;
+    let fitting = all[start..]
+        .iter()
+        .take_while(|r| {
+            used += r.reclen();
+            used <= len
+        })
+        .count();
+    &all[start..start + fitting]
+}
+
+#[test]
+fn detection_agrees_with_the_probe() {
+    let ring = IoUring::new(4).expect("io_uring_setup");
+    let mut probe = Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .expect("IORING_REGISTER_PROBE");
+    let last = (0..=u8::MAX).rev().find(|&n| probe.is_supported(n));
+    let support = detect::detect_with(&ring, Choice::Auto);
+    println!("probe: last opcode {last:?}; detection: {support}");
+
+    if required() {
+        assert!(
+            matches!(support, Support::Available { opcode: 58 }),
+            "the test VM's kernel must have GETDENTS as opcode 58: {support}"
+        );
+        assert!(probe.is_supported(58), "the probe does not list opcode 58");
+        assert_eq!(last, Some(58), "GETDENTS must be the last opcode");
+        return;
+    }
+    match support {
+        Support::Available { opcode } => {
+            assert_eq!(opcode, GetDents::CODE);
+            assert_eq!(last, Some(GetDents::CODE));
+        }
+        Support::Unavailable(Unavailable::OtherOpcode { opcode, last: l }) => {
+            assert_eq!(opcode, GetDents::CODE);
+            assert!(probe.is_supported(opcode));
+            assert_eq!(Some(l), last);
+            assert!(l > opcode);
+        }
+        Support::Unavailable(Unavailable::NotListed { opcode }) => {
+            assert_eq!(opcode, GetDents::CODE);
+            assert!(!probe.is_supported(opcode));
+        }
+        Support::Unavailable(other) => {
+            // Only possible when 58 is the kernel's last opcode but is not
+            // GETDENTS: the self-test must then have been the judge.
+            assert_eq!(last, Some(GetDents::CODE), "unexpected reason: {other}");
+            assert!(
+                matches!(
+                    other,
+                    Unavailable::SelfTest { .. } | Unavailable::Mismatch { .. }
+                ),
+                "unexpected reason: {other}"
+            );
+        }
+    }
+}
+
+#[test]
+fn chunked_reads_from_every_d_off_match_getdents64() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 300);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+
+    // The reference itself is checked against std's listing.
+    let mut names: Vec<Vec<u8>> = all.iter().map(|r| r.name.clone()).collect();
+    names.sort();
+    let mut std_names: Vec<Vec<u8>> = fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_encoded_bytes())
+        .chain([b".".to_vec(), b"..".to_vec()])
+        .collect();
+    std_names.sort();
+    assert_eq!(names, std_names);
+
+    let mut ring = IoUring::new(8).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+    let largest = all.iter().map(Record::reclen).max().unwrap();
+
+    // A whole listing chained by d_off, with buffers from one (largest)
+    // record up: the concatenation is exactly the getdents64 listing.
+    for len in [largest, 300, 1000, 4096, 65536] {
+        let mut buf = vec![0u8; len];
+        let mut got = Vec::new();
+        let mut offset = 0;
+        loop {
+            let res = getdents_once(&mut ring, opcode, fd, &mut buf, offset);
+            assert!(res >= 0, "GETDENTS from {offset} into {len} bytes: {res}");
+            if res == 0 {
+                break;
+            }
+            let records = parse(&buf[..res as usize]);
+            assert_eq!(records, expected_from(&all, offset, len));
+            offset = records.last().unwrap().off;
+            got.extend(records);
+            assert!(
+                got.len() <= all.len(),
+                "more records than the directory has"
+            );
+        }
+        assert_eq!(got, all, "buffer of {len} bytes");
+    }
+
+    // A read starting at each d_off, in an order that never matches where
+    // the previous read left the file, returns what follows that entry.
+    let mut buf = vec![0u8; 512];
+    for record in all.iter().rev().chain(all.iter().step_by(7)) {
+        let res = getdents_once(&mut ring, opcode, fd, &mut buf, record.off);
+        assert!(res >= 0, "GETDENTS from {}: {res}", record.off);
+        let records = parse(&buf[..res as usize]);
+        assert_eq!(records, expected_from(&all, record.off, buf.len()));
+    }
+
+    // getdents64 moved the position to the end; offset 0 still starts over.
+    reference(&dir);
+    let res = getdents_once(&mut ring, opcode, fd, &mut buf, 0);
+    assert_eq!(
+        parse(&buf[..res as usize]),
+        expected_from(&all, 0, buf.len())
+    );
+}
+
+#[test]
+fn buffer_smaller_than_one_record_is_einval() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(tmp.path()).unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+    for len in [0, 1, MIN_RECORD_LEN - 1] {
+        let mut buf = vec![0u8; len.max(1)];
+        let res = getdents_once(
+            &mut ring,
+            opcode,
+            Target::Fd(dir.as_raw_fd()),
+            &mut buf[..len],
+            0,
+        );
+        assert_eq!(res, -libc::EINVAL, "buffer of {len} bytes");
+        // The system call agrees.
+        seek_dir(dir.as_fd(), 0).unwrap();
+        let err = getdents64(dir.as_fd(), &mut buf[..len]).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    }
+}
+
+#[test]
+fn non_directories_are_enotdir() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file_path = tmp.path().join("file");
+    fs::write(&file_path, b"not a directory").unwrap();
+    let file = fs::File::open(&file_path).unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let res = getdents_once(&mut ring, opcode, Target::Fd(file.as_raw_fd()), &mut buf, 0);
+    assert_eq!(res, -libc::ENOTDIR, "regular file");
+
+    // A pipe has no f_pos_lock (its space holds pipe state): it must be
+    // refused before the kernel locks anything.
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe() writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let res = getdents_once(&mut ring, opcode, Target::Fd(fds[0]), &mut buf, 0);
+    for fd in fds {
+        // SAFETY: both descriptors were opened above and are closed once.
+        unsafe { libc::close(fd) };
+    }
+    assert_eq!(res, -libc::ENOTDIR, "pipe");
+}
+
+#[test]
+fn unwritable_buffers_are_efault() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(tmp.path()).unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+
+    // SAFETY: a fresh anonymous read-only mapping; nothing aliases it and it
+    // is unmapped below after the last use.
+    let page = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(page, libc::MAP_FAILED);
+    let cases: [(&str, *mut u8); 3] = [
+        ("read-only page", page.cast()),
+        ("unmapped low address", 16 as *mut u8),
+        ("kernel address", 0xffff_8000_0000_0000_u64 as *mut u8),
+    ];
+    for (what, addr) in cases {
+        // The kernel only writes through `addr`, and every case is memory
+        // it cannot write, so nothing of ours is touched.
+        let sqe = GetDents::new(Target::Fd(dir.as_raw_fd()), addr, 4096)
+            .opcode(opcode)
+            .build()
+            .user_data(1);
+        let res = submit_and_reap(&mut ring, sqe);
+        assert_eq!(res, -libc::EFAULT, "{what}");
+    }
+    // SAFETY: `page` is the mapping made above, no longer used.
+    assert_eq!(unsafe { libc::munmap(page, 4096) }, 0);
+}
+
+#[test]
+fn reserved_sqe_fields_must_be_zero() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(tmp.path()).unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+    let mut buf = vec![0u8; 4096];
+    // Byte ranges of io_uring_sqe: ioprio, op flags, buf_index,
+    // file_index/splice_fd_in, addr3.
+    for (field, range) in [
+        ("ioprio", 2..4),
+        ("rw_flags", 28..32),
+        ("buf_index", 40..42),
+        ("splice_fd_in", 44..48),
+        ("addr3", 48..56),
+    ] {
+        let sqe = GetDents::new(Target::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), 4096)
+            .opcode(opcode)
+            .build()
+            .user_data(3);
+        // SAFETY: `squeue::Entry` is a `#[repr(C)]` wrapper of the 64-byte
+        // io_uring_sqe made of integers only, so it converts to bytes and
+        // back with every bit pattern valid.
+        let mut bytes = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(sqe) };
+        bytes[range.start] = 1;
+        // SAFETY: as above.
+        let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
+        assert_eq!(submit_and_reap(&mut ring, sqe), -libc::EINVAL, "{field}");
+    }
+}
+
+#[test]
+fn registered_file_reads_like_a_plain_fd() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 40);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(4).unwrap();
+    ring.submitter()
+        .register_files(&[dir.as_raw_fd()])
+        .expect("IORING_REGISTER_FILES");
+    let mut buf = vec![0u8; 1 << 16];
+    let res = getdents_once(
+        &mut ring,
+        opcode,
+        Target::from(types::Fixed(0)),
+        &mut buf,
+        0,
+    );
+    assert!(res > 0, "GETDENTS on a registered file: {res}");
+    assert_eq!(parse(&buf[..res as usize]), all);
+}
+
+#[test]
+fn many_reads_in_flight_on_one_file_each_get_their_own_offset() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 400);
+    // One open file, so one f_pos shared by every request: without the
+    // kernel's f_pos_lock, a seek by one request lands between another's
+    // seek and read.
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(256).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+
+    const IN_FLIGHT: usize = 128;
+    const LEN: usize = 640;
+    let offsets: Vec<u64> = [0].into_iter().chain(all.iter().map(|r| r.off)).collect();
+    let mut buffers = vec![vec![0u8; LEN]; IN_FLIGHT];
+    for round in 0..4 {
+        let mut pending = HashMap::new();
+        for (i, buf) in buffers.iter_mut().enumerate() {
+            // Spread the requests over the directory, differently per round.
+            let offset = offsets[(i * 37 + round * 11) % offsets.len()];
+            let sqe = GetDents::new(fd, buf.as_mut_ptr(), LEN as u32)
+                .offset(offset)
+                .opcode(opcode)
+                .build()
+                .user_data(i as u64);
+            // SAFETY: `buffers` and `dir` outlive the requests: every
+            // completion is reaped below before they are touched again.
+            unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
+            pending.insert(i, offset);
+        }
+        let mut done = 0;
+        while done < IN_FLIGHT {
+            ring.submit_and_wait(1).expect("io_uring_enter");
+            let results: Vec<(usize, i32)> = ring
+                .completion()
+                .map(|cqe| (cqe.user_data() as usize, cqe.result()))
+                .collect();
+            for (i, res) in results {
+                let offset = pending.remove(&i).expect("one completion per request");
+                assert!(res >= 0, "request {i} from {offset}: {res}");
+                assert_eq!(
+                    parse(&buffers[i][..res as usize]),
+                    expected_from(&all, offset, LEN),
+                    "round {round}, request {i} from offset {offset}"
+                );
+                done += 1;
+            }
+        }
+    }
+}
