@@ -1,1 +1,492 @@
-//! Directory tree totals (being written).
+//! File counts and byte totals of directory trees, exact like `find` and
+//! `du`, read by one of several engines.
+//!
+//! The layers follow ripgrep's `ignore` walker: a [`WalkBuilder`] makes a
+//! [`Walk`]; the walk runs an engine whose workers each keep their own
+//! totals (no shared counters, no locks while counting) and merges them at
+//! the end; errors are values ([`Error`], with the path and the cause)
+//! handed to a [`Visitor`], and the walk goes on.
+//!
+//! Totals per root ([`Totals`]): regular files, directories (the root
+//! included), symlinks, other entries, the apparent size (`du -sb`: the
+//! `st_size` of every entry, a hard-linked inode once) and the disk usage
+//! (`du -sB1`: `st_blocks * 512`, hard links once). Symlinks are never
+//! followed; every directory is opened relative to its parent's descriptor
+//! with `O_NOFOLLOW | O_DIRECTORY`, so there is no `PATH_MAX` limit and a
+//! rename cannot lead the walk out of its tree.
+//!
+//! # Example
+//!
+//! ```
+//! use traverse::{Engine, WalkBuilder};
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("a"), b"hello")?;
+//! std::fs::create_dir(dir.path().join("sub"))?;
+//!
+//! let walk = WalkBuilder::new().engine(Engine::Threads).jobs(2).build();
+//! let summary = walk.totals(dir.path());
+//! assert_eq!(summary.totals.files, 1);
+//! assert_eq!(summary.totals.dirs, 2);
+//! assert!(!summary.partial);
+//! # Ok::<_, std::io::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod engine;
+mod error;
+mod node;
+mod stdfs;
+mod sys;
+mod threads;
+mod tokio_fs;
+mod totals;
+
+use std::collections::HashSet;
+use std::ffi::CString;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub use error::{Error, Op};
+pub use totals::Totals;
+
+use engine::{Shared, Worker};
+use node::{DirNode, FdBudget};
+use totals::{Accumulator, InodeKey};
+
+/// How directories are read and entries stat'ed.
+///
+/// ```
+/// use traverse::Engine;
+/// assert_eq!("threads".parse::<Engine>(), Ok(Engine::Threads));
+/// assert_eq!(Engine::Std.to_string(), "std");
+/// assert!("fast".parse::<Engine>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// Chosen from what the kernel offers and the measurements in the
+    /// README: currently [`Engine::Threads`].
+    Auto,
+    /// Parallel walker on plain system calls (`getdents64` into a large
+    /// buffer, `statx` relative to the directory descriptor).
+    Threads,
+    /// `tokio::fs`, as the seed's baseline.
+    Tokio,
+    /// One thread, `std::fs`.
+    Std,
+}
+
+impl Engine {
+    /// Every engine name, as the CLI accepts them.
+    pub const NAMES: [&'static str; 4] = ["auto", "threads", "tokio", "std"];
+}
+
+impl FromStr for Engine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Engine, String> {
+        match s {
+            "auto" => Ok(Engine::Auto),
+            "threads" => Ok(Engine::Threads),
+            "tokio" => Ok(Engine::Tokio),
+            "std" => Ok(Engine::Std),
+            other => Err(format!(
+                "unknown engine {other:?} (expected one of: {})",
+                Engine::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Engine::Auto => "auto",
+            Engine::Threads => "threads",
+            Engine::Tokio => "tokio",
+            Engine::Std => "std",
+        })
+    }
+}
+
+/// Receives what one worker finds: listed paths and errors. Each worker
+/// has its own, made by a [`VisitorBuilder`], so a visitor needs no lock;
+/// it is dropped when its worker ends (flush output there).
+///
+/// # Example
+///
+/// ```
+/// use traverse::{Error, Visitor};
+/// struct Print;
+/// impl Visitor for Print {
+///     fn visit(&mut self, path: &std::path::Path) {
+///         println!("{}", path.display());
+///     }
+///     fn error(&mut self, err: Error) {
+///         eprintln!("{err}");
+///     }
+/// }
+/// ```
+pub trait Visitor: Send {
+    /// A path below the root, or the root, in listing mode
+    /// ([`WalkBuilder::list`]); never called otherwise.
+    fn visit(&mut self, path: &Path);
+    /// An entry or directory that could not be read.
+    fn error(&mut self, err: Error);
+}
+
+/// Makes one [`Visitor`] per worker.
+///
+/// # Example
+///
+/// ```
+/// use traverse::{Error, Visitor, VisitorBuilder};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// struct CountErrors(AtomicU64);
+/// struct Counter<'a>(&'a AtomicU64);
+/// impl Visitor for Counter<'_> {
+///     fn visit(&mut self, _: &std::path::Path) {}
+///     fn error(&mut self, _: Error) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+/// impl VisitorBuilder for CountErrors {
+///     fn build(&self) -> Box<dyn Visitor + '_> {
+///         Box::new(Counter(&self.0))
+///     }
+/// }
+///
+/// let errors = CountErrors(AtomicU64::new(0));
+/// let walk = traverse::WalkBuilder::new().build();
+/// let summary = walk.run(std::path::Path::new("/nonexistent/x"), &errors);
+/// assert_eq!(summary.totals.errors, 1);
+/// assert_eq!(errors.0.load(Ordering::Relaxed), 1);
+/// ```
+pub trait VisitorBuilder: Sync {
+    /// A visitor for one worker.
+    fn build(&self) -> Box<dyn Visitor + '_>;
+}
+
+/// A visitor that ignores everything (errors are still counted in the
+/// totals).
+///
+/// ```
+/// let walk = traverse::WalkBuilder::new().build();
+/// let summary = walk.run(std::path::Path::new("."), &traverse::Ignore);
+/// assert!(summary.totals.dirs >= 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ignore;
+
+impl Visitor for Ignore {
+    fn visit(&mut self, _: &Path) {}
+    fn error(&mut self, _: Error) {}
+}
+
+impl VisitorBuilder for Ignore {
+    fn build(&self) -> Box<dyn Visitor + '_> {
+        Box::new(Ignore)
+    }
+}
+
+/// The result of walking one root.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// What was counted.
+    pub totals: Totals,
+    /// True when the walk was interrupted ([`WalkBuilder::interrupt`]):
+    /// the totals cover only part of the tree.
+    pub partial: bool,
+}
+
+/// Counts of what the walk has seen so far, for a progress display. They
+/// are updated once per directory, so reading them costs the walk nothing.
+///
+/// ```
+/// let walk = traverse::WalkBuilder::new().build();
+/// walk.totals(std::path::Path::new("."));
+/// assert!(walk.progress().entries() >= 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct Progress {
+    entries: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Entries seen (hard links each time).
+    pub fn entries(&self) -> u64 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// Apparent bytes seen (hard links each time).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add(&self, entries: u64, bytes: u64) {
+        self.entries.fetch_add(entries, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The settings of a walk, resolved by [`WalkBuilder::build`].
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub engine: Engine,
+    pub jobs: usize,
+    pub count_links: bool,
+    pub one_file_system: bool,
+    pub list: bool,
+    pub inode_order: Option<usize>,
+}
+
+/// Settings of a walk.
+///
+/// # Example
+///
+/// ```
+/// use traverse::{Engine, WalkBuilder};
+/// let walk = WalkBuilder::new()
+///     .engine(Engine::Std)
+///     .count_links(true)
+///     .one_file_system(true)
+///     .build();
+/// assert_eq!(walk.engine(), Engine::Std);
+/// ```
+#[derive(Clone, Debug)]
+pub struct WalkBuilder {
+    engine: Engine,
+    jobs: Option<usize>,
+    count_links: bool,
+    one_file_system: bool,
+    list: bool,
+    inode_order: Option<usize>,
+    interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl Default for WalkBuilder {
+    fn default() -> WalkBuilder {
+        WalkBuilder::new()
+    }
+}
+
+/// GNU fts sorts a directory by inode number above this many entries.
+const INODE_ORDER_THRESHOLD: usize = 10_000;
+
+impl WalkBuilder {
+    /// Defaults: [`Engine::Auto`], jobs chosen per engine, hard links once,
+    /// crossing filesystems, totals (not a listing), inode order above
+    /// 10 000 entries.
+    pub fn new() -> WalkBuilder {
+        WalkBuilder {
+            engine: Engine::Auto,
+            jobs: None,
+            count_links: false,
+            one_file_system: false,
+            list: false,
+            inode_order: Some(INODE_ORDER_THRESHOLD),
+            interrupt: None,
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&mut self, engine: Engine) -> &mut WalkBuilder {
+        self.engine = engine;
+        self
+    }
+
+    /// Worker threads (`threads`, `tokio`) or directories in flight
+    /// (`uring`); `std` always uses one. Capped so that every worker's
+    /// descriptors fit in `ulimit -n`.
+    pub fn jobs(&mut self, jobs: usize) -> &mut WalkBuilder {
+        self.jobs = Some(jobs.max(1));
+        self
+    }
+
+    /// Count the size of a hard-linked inode for every link (`du -l`).
+    pub fn count_links(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.count_links = yes;
+        self
+    }
+
+    /// Skip entries on another filesystem than the root's (`du -x`).
+    pub fn one_file_system(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.one_file_system = yes;
+        self
+    }
+
+    /// Listing mode: hand every path to [`Visitor::visit`] and stat an
+    /// entry only when its directory entry has no type (or, with
+    /// [`one_file_system`](Self::one_file_system), when it is a
+    /// directory). The totals then hold counts but no sizes.
+    pub fn list(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.list = yes;
+        self
+    }
+
+    /// Stat the entries of directories with more than `threshold` entries
+    /// in inode order (`None`: directory order). Helps cold caches on
+    /// filesystems that lay inodes out in order.
+    pub fn inode_order(&mut self, threshold: Option<usize>) -> &mut WalkBuilder {
+        self.inode_order = threshold;
+        self
+    }
+
+    /// A flag that stops the walk when set (a SIGINT handler sets it);
+    /// the summary is then marked partial.
+    pub fn interrupt(&mut self, flag: Arc<AtomicBool>) -> &mut WalkBuilder {
+        self.interrupt = Some(flag);
+        self
+    }
+
+    /// Resolves the engine (`auto`, and `uring` without io_uring) and the
+    /// number of jobs.
+    pub fn build(&self) -> Walk {
+        let (engine, fallback) = match self.engine {
+            Engine::Auto => (Engine::Threads, None),
+            other => (other, None),
+        };
+        let limit = sys::open_file_limit();
+        let jobs = match engine {
+            Engine::Std => 1,
+            _ => self.jobs.unwrap_or_else(|| default_jobs(engine)),
+        }
+        .min(FdBudget::max_jobs(limit));
+        Walk {
+            config: Config {
+                engine,
+                jobs,
+                count_links: self.count_links,
+                one_file_system: self.one_file_system,
+                list: self.list,
+                inode_order: self.inode_order,
+            },
+            fallback,
+            limit,
+            interrupt: self.interrupt.clone().unwrap_or_default(),
+            seen: Mutex::new(HashSet::new()),
+            progress: Arc::new(Progress::default()),
+        }
+    }
+}
+
+/// Jobs when none are given, per engine (see the README's measurements).
+fn default_jobs(engine: Engine) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let _ = engine;
+    cores
+}
+
+/// A configured walk. Run it on one root after another: a hard-linked
+/// inode counted under one root is not counted again under the next, as
+/// `du` does with several arguments.
+#[derive(Debug)]
+pub struct Walk {
+    config: Config,
+    fallback: Option<String>,
+    limit: u64,
+    interrupt: Arc<AtomicBool>,
+    seen: Mutex<HashSet<InodeKey>>,
+    progress: Arc<Progress>,
+}
+
+impl Walk {
+    /// The engine that runs (never [`Engine::Auto`]).
+    pub fn engine(&self) -> Engine {
+        self.config.engine
+    }
+
+    /// Worker threads or directories in flight.
+    pub fn jobs(&self) -> usize {
+        self.config.jobs
+    }
+
+    /// Why [`Engine::Uring`] was asked for but [`Engine::Threads`] runs.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// Live counts for a progress display.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// Walks `root` with no visitor: errors are only counted.
+    pub fn totals(&self, root: &Path) -> Summary {
+        self.run(root, &Ignore)
+    }
+
+    /// Walks `root`, handing listed paths and errors to visitors from
+    /// `visitors`. A root that is not a directory is counted as one entry,
+    /// as `du` and `find` do.
+    pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+        let mut acc = Accumulator::new(self.config.count_links);
+        let mut visitor = visitors.build();
+        let croot = match CString::new(root.as_os_str().as_bytes()) {
+            Ok(c) => c,
+            Err(_) => {
+                let cause = std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "the path contains a NUL byte",
+                );
+                visitor.error(Error::new(root, Op::Stat, cause));
+                acc.totals.errors += 1;
+                return self.finish(acc);
+            }
+        };
+        let st = match sys::statx(None, &croot) {
+            Ok(st) => st,
+            Err(cause) => {
+                visitor.error(Error::new(root, Op::Stat, cause));
+                acc.totals.errors += 1;
+                return self.finish(acc);
+            }
+        };
+        if self.config.list {
+            acc.add_type(engine::d_type_of(st.mode));
+            visitor.visit(root);
+        } else {
+            acc.add(&st);
+        }
+        self.progress.add(1, st.size);
+        drop(visitor);
+        if st.is_dir() && !self.interrupt.load(Ordering::Relaxed) {
+            let shared = Arc::new(Shared {
+                config: self.config.clone(),
+                root_dev: st.dev,
+                budget: FdBudget::new(self.config.jobs, self.limit),
+                interrupt: Arc::clone(&self.interrupt),
+                progress: Arc::clone(&self.progress),
+            });
+            let root = DirNode::root(croot);
+            let sub = match self.config.engine {
+                Engine::Threads | Engine::Auto => threads::walk(&shared, root, visitors),
+                Engine::Std => stdfs::walk(&shared, root, visitors),
+                Engine::Tokio => tokio_fs::walk(&shared, root, visitors),
+            };
+            acc.merge(sub);
+        }
+        self.finish(acc)
+    }
+
+    fn finish(&self, acc: Accumulator) -> Summary {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        Summary {
+            totals: acc.finish(&mut seen),
+            partial: self.interrupt.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Hands the worker's totals back for merging.
+    pub(crate) fn into_accumulator(self) -> Accumulator {
+        self.acc
+    }
+}

@@ -1,0 +1,197 @@
+//! What every engine shares: the walk's settings and one worker's state
+//! (totals, visitor, the path being listed), and the rule deciding, for
+//! one entry, whether to stat it, how to count it and whether to descend.
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::node::{push_name, DirNode, FdBudget};
+use crate::sys::Stat;
+use crate::totals::Accumulator;
+use crate::{Config, Error, Op, Progress, Visitor};
+
+/// The settings and shared state of one root's walk.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub config: Config,
+    /// The root's device, for `--one-file-system`.
+    pub root_dev: u64,
+    pub budget: FdBudget,
+    pub interrupt: Arc<AtomicBool>,
+    pub progress: Arc<Progress>,
+}
+
+impl Shared {
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// Whether an entry of this `d_type` must be stat'ed.
+    pub fn needs_stat(&self, d_type: u8) -> bool {
+        !self.config.list
+            || d_type == libc::DT_UNKNOWN
+            || (d_type == libc::DT_DIR && self.config.one_file_system)
+    }
+
+    /// Whether to sort a directory of `len` entries by inode number.
+    pub fn inode_order(&self, len: usize) -> bool {
+        self.config.inode_order.is_some_and(|t| len > t)
+    }
+}
+
+/// The `DT_*` value for a `st_mode`.
+pub(crate) fn d_type_of(mode: u32) -> u8 {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => libc::DT_REG,
+        libc::S_IFDIR => libc::DT_DIR,
+        libc::S_IFLNK => libc::DT_LNK,
+        libc::S_IFIFO => libc::DT_FIFO,
+        libc::S_IFSOCK => libc::DT_SOCK,
+        libc::S_IFCHR => libc::DT_CHR,
+        libc::S_IFBLK => libc::DT_BLK,
+        _ => libc::DT_UNKNOWN,
+    }
+}
+
+/// One worker: its own totals and visitor.
+pub(crate) struct Worker<'v> {
+    pub acc: Accumulator,
+    visitor: Box<dyn Visitor + 'v>,
+    /// The directory being read.
+    dir: Option<Arc<DirNode>>,
+    /// Its path, built on first use (listings and messages only).
+    dir_path: Vec<u8>,
+    dir_path_built: bool,
+    entry_path: Vec<u8>,
+    /// Entries and bytes of the current directory, for [`Progress`].
+    seen: u64,
+    bytes_before: u64,
+}
+
+impl<'v> Worker<'v> {
+    pub fn new(shared: &Shared, visitor: Box<dyn Visitor + 'v>) -> Worker<'v> {
+        Worker {
+            acc: Accumulator::new(shared.config.count_links),
+            visitor,
+            dir: None,
+            dir_path: Vec::new(),
+            dir_path_built: false,
+            entry_path: Vec::new(),
+            seen: 0,
+            bytes_before: 0,
+        }
+    }
+
+    /// Starts reading the directory `dir`.
+    pub fn enter(&mut self, dir: &Arc<DirNode>) {
+        self.dir = Some(Arc::clone(dir));
+        self.dir_path_built = false;
+        self.seen = 0;
+        self.bytes_before = self.acc.totals.bytes;
+    }
+
+    /// Ends the current directory: publishes its progress.
+    pub fn leave(&mut self, shared: &Shared) {
+        let bytes = self.acc.totals.bytes - self.bytes_before;
+        shared.progress.add(self.seen, bytes);
+        self.dir = None;
+    }
+
+    /// Builds the current directory's path if not done yet.
+    fn build_dir_path(&mut self) {
+        if !self.dir_path_built {
+            self.dir_path.clear();
+            if let Some(dir) = &self.dir {
+                let path = dir.path();
+                self.dir_path.extend_from_slice(path.as_os_str().as_bytes());
+            }
+            self.dir_path_built = true;
+        }
+    }
+
+    /// An error on the current directory itself.
+    pub fn dir_error(&mut self, op: Op, cause: io::Error) {
+        self.build_dir_path();
+        let err = Error::new(Path::new(OsStr::from_bytes(&self.dir_path)), op, cause);
+        self.acc.totals.errors += 1;
+        self.visitor.error(err);
+    }
+
+    /// An error on the entry `name` of the current directory.
+    pub fn entry_error(&mut self, name: &[u8], op: Op, cause: io::Error) {
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(&self.dir_path);
+        push_name(&mut self.entry_path, name);
+        let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
+        self.acc.totals.errors += 1;
+        self.visitor.error(err);
+    }
+
+    /// Counts the entry `name`, from its stat when the engine made one
+    /// ([`Shared::needs_stat`]) or else from `d_type`, lists it in listing
+    /// mode, and says whether to descend into it.
+    pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
+        self.seen += 1;
+        let is_dir = match st {
+            Some(st) => {
+                if shared.config.one_file_system && st.dev != shared.root_dev {
+                    return false;
+                }
+                if shared.config.list {
+                    self.acc.add_type(d_type_of(st.mode));
+                } else {
+                    self.acc.add(st);
+                }
+                st.is_dir()
+            }
+            None => {
+                self.acc.add_type(d_type);
+                d_type == libc::DT_DIR
+            }
+        };
+        if shared.config.list {
+            self.build_dir_path();
+            self.entry_path.clear();
+            self.entry_path.extend_from_slice(&self.dir_path);
+            push_name(&mut self.entry_path, name);
+            self.visitor
+                .visit(Path::new(OsStr::from_bytes(&self.entry_path)));
+        }
+        is_dir
+    }
+}
+
+/// Runs `f` on `n` scoped threads, each with its own [`Worker`], and
+/// merges their totals.
+pub(crate) fn on_threads<'v>(
+    n: usize,
+    shared: &Shared,
+    visitors: &'v dyn crate::VisitorBuilder,
+    f: impl Fn(&mut Worker<'v>) + Sync,
+) -> Accumulator {
+    let mut total = Accumulator::new(shared.config.count_links);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let f = &f;
+                scope.spawn(move || {
+                    let mut worker = Worker::new(shared, visitors.build());
+                    f(&mut worker);
+                    worker.into_accumulator()
+                })
+            })
+            .collect();
+        for handle in handles {
+            match handle.join() {
+                Ok(acc) => total.merge(acc),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    total
+}

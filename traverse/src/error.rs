@@ -1,0 +1,87 @@
+//! Errors as values: what failed, on which path, and why.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// What the walker was doing when an error happened.
+///
+/// ```
+/// assert_eq!(traverse::Op::Read.to_string(), "cannot read directory");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A stat of an entry (`statx`).
+    Stat,
+    /// Opening a directory.
+    Open,
+    /// Reading a directory's entries.
+    Read,
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::Stat => "cannot stat",
+            Op::Open => "cannot open directory",
+            Op::Read => "cannot read directory",
+        })
+    }
+}
+
+/// An entry or directory that could not be read. The walk goes on; each
+/// error is counted in [`Totals::errors`](crate::Totals::errors) and handed
+/// to the [`Visitor`](crate::Visitor).
+///
+/// # Example
+///
+/// ```
+/// use traverse::{Error, Op};
+/// let err = Error::new("/root/x", Op::Open, std::io::Error::from_raw_os_error(libc::EACCES));
+/// assert_eq!(err.path(), std::path::Path::new("/root/x"));
+/// assert!(err.to_string().starts_with("/root/x: cannot open directory: "));
+/// ```
+#[derive(Debug)]
+pub struct Error {
+    path: PathBuf,
+    op: Op,
+    cause: io::Error,
+}
+
+impl Error {
+    /// An error on `path`.
+    pub fn new(path: impl Into<PathBuf>, op: Op, cause: io::Error) -> Error {
+        Error {
+            path: path.into(),
+            op,
+            cause,
+        }
+    }
+
+    /// The path that failed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What was being done.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+
+    /// The system's answer.
+    pub fn cause(&self) -> &io::Error {
+        &self.cause
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.path.display(), self.op, self.cause)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}

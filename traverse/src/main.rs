@@ -1,0 +1,218 @@
+//! `traverse [OPTIONS] PATH...`: a thin client of the `traverse` library.
+
+mod cli;
+mod output;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use clap::Parser;
+use traverse::{Error, Totals, Visitor, VisitorBuilder, Walk};
+
+use cli::{Opts, Output};
+
+/// Exit status when some entry could not be read.
+const EXIT_ERRORS: u8 = 1;
+/// Exit status after SIGINT, as shells report it (128 + 2).
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let config = Opts::parse().into_config();
+    let interrupt = Arc::new(AtomicBool::new(false));
+    if let Err(e) = on_sigint(Arc::clone(&interrupt)) {
+        eprintln!("traverse: cannot handle SIGINT: {e}");
+    }
+    let mut builder = config.walk;
+    builder.interrupt(Arc::clone(&interrupt));
+    let walk = builder.build();
+    if let Some(why) = walk.fallback() {
+        eprintln!("traverse: io_uring engine unavailable ({why}); using the threads engine");
+    }
+    let sink = Sink {
+        output: config.output,
+        stdout_failed: AtomicBool::new(false),
+        stdout_error: Mutex::new(None),
+        interrupt: Arc::clone(&interrupt),
+    };
+    let progress = io::stderr().is_terminal();
+    let mut all = Totals::default();
+    let mut partial = false;
+    let stdout = io::stdout();
+    for path in &config.paths {
+        let summary = if progress {
+            with_progress(&walk, || walk.run(path, &sink))
+        } else {
+            walk.run(path, &sink)
+        };
+        all += summary.totals;
+        partial |= summary.partial;
+        let text = match config.output {
+            Output::Human => output::human(Some(path), &summary.totals, summary.partial),
+            Output::Json => output::json(Some(path), &summary.totals),
+            Output::List(_) => String::new(),
+        };
+        if sink.stdout_failed.load(Ordering::Relaxed) || partial {
+            if !text.is_empty() {
+                let _ = stdout.lock().write_all(text.as_bytes());
+            }
+            break;
+        }
+        sink.write_out(text.as_bytes());
+    }
+    if config.paths.len() > 1 && !partial && !sink.stdout_failed.load(Ordering::Relaxed) {
+        match config.output {
+            Output::Human => sink.write_out(output::human(None, &all, false).as_bytes()),
+            Output::Json => sink.write_out(output::json(None, &all).as_bytes()),
+            Output::List(_) => {}
+        }
+    }
+    let _ = stdout.lock().flush();
+    if let Some(e) = sink
+        .stdout_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        // A closed pipe (`traverse --list | head`) ends the walk quietly.
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("traverse: cannot write to standard output: {e}");
+        }
+        return ExitCode::from(EXIT_ERRORS);
+    }
+    if partial {
+        eprintln!("traverse: interrupted; the totals are partial");
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    if all.errors > 0 {
+        return ExitCode::from(EXIT_ERRORS);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Where workers' findings go: listed paths to stdout (each worker
+/// buffers its own), errors to stderr at once.
+struct Sink {
+    output: Output,
+    stdout_failed: AtomicBool,
+    stdout_error: Mutex<Option<io::Error>>,
+    interrupt: Arc<AtomicBool>,
+}
+
+impl Sink {
+    fn write_out(&self, bytes: &[u8]) {
+        if bytes.is_empty() || self.stdout_failed.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Err(e) = io::stdout().lock().write_all(bytes) {
+            self.stdout_failed.store(true, Ordering::Relaxed);
+            // Nobody reads the output any more: stop walking.
+            self.interrupt.store(true, Ordering::Relaxed);
+            *self.stdout_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
+    }
+}
+
+/// One worker's share of the sink.
+struct WorkerSink<'a> {
+    sink: &'a Sink,
+    buf: Vec<u8>,
+}
+
+/// Listed paths are written in blocks of about this size.
+const LIST_BLOCK: usize = 64 * 1024;
+
+impl Visitor for WorkerSink<'_> {
+    fn visit(&mut self, path: &Path) {
+        if let Output::List(end) = self.sink.output {
+            use std::os::unix::ffi::OsStrExt;
+            self.buf.extend_from_slice(path.as_os_str().as_bytes());
+            self.buf.push(end);
+            if self.buf.len() >= LIST_BLOCK {
+                self.sink.write_out(&self.buf);
+                self.buf.clear();
+            }
+        }
+    }
+
+    fn error(&mut self, err: Error) {
+        eprintln!(
+            "traverse: {}: {}: {}",
+            output::human_path(err.path()),
+            err.op(),
+            err.cause()
+        );
+    }
+}
+
+impl Drop for WorkerSink<'_> {
+    fn drop(&mut self) {
+        self.sink.write_out(&self.buf);
+    }
+}
+
+impl VisitorBuilder for Sink {
+    fn build(&self) -> Box<dyn Visitor + '_> {
+        Box::new(WorkerSink {
+            sink: self,
+            buf: Vec::new(),
+        })
+    }
+}
+
+/// Runs `f` while a thread shows a progress line on stderr once the walk
+/// has taken a second, and clears it at the end.
+fn with_progress<T>(walk: &Walk, f: impl FnOnce() -> T) -> T {
+    let (stop, stopped) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let shower = scope.spawn(move || {
+            let mut wait = Duration::from_secs(1);
+            let mut shown = false;
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                let p = walk.progress();
+                eprint!("\r\x1b[K{} entries, {} bytes...", p.entries(), p.bytes());
+                shown = true;
+                wait = Duration::from_millis(200);
+            }
+            if shown {
+                eprint!("\r\x1b[K");
+            }
+        });
+        let result = f();
+        drop(stop);
+        let _ = shower.join();
+        result
+    })
+}
+
+/// The flag SIGINT sets; the handler can only reach statics.
+static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+extern "C" fn sigint_handler(_: libc::c_int) {
+    // Only an atomic load and store: async-signal-safe.
+    if let Some(flag) = INTERRUPT.get() {
+        flag.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Makes SIGINT set `flag` (once: a second SIGINT kills as usual).
+fn on_sigint(flag: Arc<AtomicBool>) -> io::Result<()> {
+    let _ = INTERRUPT.set(flag);
+    // SAFETY: an all-zero sigaction is a valid "no flags, empty mask"
+    // value; we fill the handler and the flags, and `sigemptyset` gets a
+    // valid pointer to the mask inside it.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = sigint_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    action.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
+    // SAFETY: see above; `action` is a live local.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: `action` is fully initialised and its handler only touches
+    // an atomic; the old action is not asked for (null).
+    if unsafe { libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! How paths and totals are printed.
+//!
+//! Paths are bytes; neither a terminal nor JSON can show every byte string
+//! as is, so both outputs escape, losslessly and unambiguously:
+//!
+//! - human output: UTF-8 text as is, except `\` as `\\`, control
+//!   characters as `\n`, `\t`, `\r` or `\xHH`, and bytes that are not
+//!   UTF-8 as `\xHH`;
+//! - JSON: standard JSON escapes for valid UTF-8, and each byte that is not
+//!   UTF-8 as the lone surrogate `\udcHH` (Python's "surrogateescape":
+//!   `json.loads(line)["path"].encode("utf-8", "surrogateescape")` gives the
+//!   original bytes back). Valid UTF-8 never holds a surrogate, so the
+//!   escape cannot be confused with a real character.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use std::os::unix::ffi::OsStrExt;
+
+use traverse::Totals;
+
+/// `path` for a terminal or a log.
+pub fn human_path(path: &Path) -> String {
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() => {
+                    let mut buf = [0; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
+/// `path` as a JSON string, quotes included.
+pub fn json_path(path: &Path) -> String {
+    let mut out = String::from("\"");
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if u32::from(c) < 0x20 => {
+                    let _ = write!(out, "\\u{:04x}", u32::from(c));
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\udc{b:02x}");
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The human lines for one root (`None`: the total of several).
+pub fn human(path: Option<&Path>, t: &Totals, partial: bool) -> String {
+    let name = path.map_or_else(|| "total".to_owned(), human_path);
+    let mark = if partial { " (partial)" } else { "" };
+    format!(
+        "{} files, {} bytes\t{name}{mark}\n  {} dirs, {} symlinks, {} other, {} disk bytes, {} errors\n",
+        t.files, t.bytes, t.dirs, t.symlinks, t.other, t.disk_bytes, t.errors
+    )
+}
+
+/// The JSON line for one root (`None`: the total, with `"path": null`).
+pub fn json(path: Option<&Path>, t: &Totals) -> String {
+    let name = path.map_or_else(|| "null".to_owned(), json_path);
+    format!(
+        "{{\"path\":{name},\"files\":{},\"dirs\":{},\"symlinks\":{},\"other\":{},\"bytes\":{},\"disk_bytes\":{},\"errors\":{}}}\n",
+        t.files, t.dirs, t.symlinks, t.other, t.bytes, t.disk_bytes, t.errors
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    fn p(bytes: &[u8]) -> &Path {
+        Path::new(OsStr::from_bytes(bytes))
+    }
+
+    #[test]
+    fn human_escapes_are_unambiguous() {
+        assert_eq!(human_path(p(b"a\nb")), "a\\nb");
+        assert_eq!(human_path(p(b"a\\nb")), "a\\\\nb");
+        assert_eq!(human_path(p(b"\xff\xfe")), "\\xff\\xfe");
+        assert_eq!(human_path(p(b"\\xff")), "\\\\xff");
+        assert_eq!(human_path(p("é\u{7f}".as_bytes())), "é\\x7f");
+    }
+
+    #[test]
+    fn json_escapes_non_utf8_as_surrogates() {
+        assert_eq!(json_path(p(b"a\"b\\c\x01")), "\"a\\\"b\\\\c\\u0001\"");
+        assert_eq!(json_path(p(b"x\xffy")), "\"x\\udcffy\"");
+        assert_eq!(json_path(p("é".as_bytes())), "\"é\"");
+    }
+
+    #[test]
+    fn json_line_has_exactly_the_keys() {
+        let t = Totals {
+            files: 1,
+            dirs: 2,
+            symlinks: 3,
+            other: 4,
+            bytes: 5,
+            disk_bytes: 6,
+            errors: 7,
+        };
+        assert_eq!(
+            json(Some(p(b"d")), &t),
+            "{\"path\":\"d\",\"files\":1,\"dirs\":2,\"symlinks\":3,\"other\":4,\"bytes\":5,\"disk_bytes\":6,\"errors\":7}\n"
+        );
+        assert!(json(None, &t).starts_with("{\"path\":null,"));
+    }
+}

@@ -1,0 +1,97 @@
+//! Thin wrappers over the system calls the walkers share.
+
+use std::ffi::CStr;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+/// What a walker needs from a stat, whichever call produced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub mode: u32,
+    pub nlink: u64,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub blocks: u64,
+}
+
+impl Stat {
+    pub fn is_dir(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFDIR
+    }
+
+    pub(crate) fn from_statx(stx: &libc::statx) -> Stat {
+        Stat {
+            mode: u32::from(stx.stx_mode),
+            nlink: u64::from(stx.stx_nlink),
+            dev: libc::makedev(stx.stx_dev_major, stx.stx_dev_minor),
+            ino: stx.stx_ino,
+            size: stx.stx_size,
+            blocks: stx.stx_blocks,
+        }
+    }
+}
+
+/// The fields of `statx` the totals use.
+pub(crate) const STATX_MASK: u32 =
+    libc::STATX_TYPE | libc::STATX_NLINK | libc::STATX_INO | libc::STATX_SIZE | libc::STATX_BLOCKS;
+
+/// Never follow the last component; never trigger an automount (du does
+/// not either).
+pub(crate) const STATX_FLAGS: i32 = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
+
+/// `statx` of `name` relative to `dir` (or the working directory when
+/// `dir` is `None`), without following a symlink.
+pub(crate) fn statx(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<Stat> {
+    let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+    let mut buf = MaybeUninit::<libc::statx>::uninit();
+    // SAFETY: `name` is NUL-terminated and `buf` is writable storage for
+    // one `struct statx`, which the kernel fills on success.
+    let ret = unsafe {
+        libc::statx(
+            dirfd,
+            name.as_ptr(),
+            STATX_FLAGS,
+            STATX_MASK,
+            buf.as_mut_ptr(),
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statx returned 0, so the kernel initialised the struct.
+    Ok(Stat::from_statx(unsafe { buf.assume_init_ref() }))
+}
+
+/// Flags every directory is opened with: a directory, never through a
+/// symlink, not inherited by children.
+const OPEN_DIR_FLAGS: i32 = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+
+/// Opens the directory `name` relative to `dir` (or the working directory).
+pub(crate) fn open_dir(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<OwnedFd> {
+    let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+    // SAFETY: `name` is NUL-terminated; openat touches no other memory.
+    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), OPEN_DIR_FLAGS) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by openat and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The soft limit on open files (`ulimit -n`).
+pub(crate) fn open_file_limit() -> u64 {
+    let mut lim = MaybeUninit::<libc::rlimit>::uninit();
+    // SAFETY: `lim` is writable storage for one `struct rlimit`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, lim.as_mut_ptr()) } != 0 {
+        return 1024;
+    }
+    // SAFETY: getrlimit returned 0, so it filled the struct.
+    let cur = unsafe { lim.assume_init() }.rlim_cur;
+    if cur == libc::RLIM_INFINITY {
+        u64::MAX
+    } else {
+        cur
+    }
+}

@@ -1,0 +1,158 @@
+//! The `tokio` engine: `tokio::fs` on a multi-threaded runtime, as the
+//! seed's baseline did. Every call is a blocking call on tokio's thread
+//! pool; `jobs` directories are read at once.
+//!
+//! Directories are opened like the `std` engine's, through
+//! `/proc/self/fd/N/name`, so no path grows past `PATH_MAX`.
+
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+
+use crate::engine::{Shared, Worker};
+use crate::node::DirNode;
+use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_of};
+use crate::totals::Accumulator;
+use crate::{Error, Op, Visitor, VisitorBuilder};
+
+/// What a directory task hands to the driver's visitor.
+enum Event {
+    Visit(PathBuf),
+    Error(Error),
+}
+
+/// Tasks run on the runtime's threads; they send what they find here and
+/// the driver passes it on to its own visitor.
+struct Forward(mpsc::Sender<Event>);
+
+impl Visitor for Forward {
+    fn visit(&mut self, path: &std::path::Path) {
+        // The receiver lives until every task has ended.
+        let _ = self.0.send(Event::Visit(path.to_owned()));
+    }
+
+    fn error(&mut self, err: Error) {
+        let _ = self.0.send(Event::Error(err));
+    }
+}
+
+/// Walks below `root` (already counted) with `jobs` directories at once.
+pub(crate) fn walk(
+    shared: &Arc<Shared>,
+    root: Arc<DirNode>,
+    visitors: &dyn VisitorBuilder,
+) -> Accumulator {
+    let mut total = Accumulator::new(shared.config.count_links);
+    let mut visitor = visitors.build();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(shared.config.jobs)
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(cause) => {
+            visitor.error(Error::new(root.path(), Op::Read, cause));
+            total.totals.errors += 1;
+            return total;
+        }
+    };
+    let (tx, rx) = mpsc::channel();
+    runtime.block_on(async {
+        let mut tasks = JoinSet::new();
+        let mut stack = vec![root];
+        loop {
+            while tasks.len() < shared.config.jobs && !shared.interrupted() {
+                let Some(dir) = stack.pop() else { break };
+                let task_shared = Arc::clone(shared);
+                let tx = tx.clone();
+                tasks.spawn(async move { read_dir(task_shared, dir, tx).await });
+            }
+            let Some(joined) = tasks.join_next().await else {
+                break;
+            };
+            match joined {
+                Ok((acc, children)) => {
+                    total.merge(acc);
+                    stack.extend(children);
+                }
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => {}
+            }
+            for event in rx.try_iter() {
+                match event {
+                    Event::Visit(path) => visitor.visit(&path),
+                    Event::Error(err) => visitor.error(err),
+                }
+            }
+        }
+    });
+    total
+}
+
+/// Reads one directory and stats its entries; returns the totals and the
+/// subdirectories.
+async fn read_dir(
+    shared: Arc<Shared>,
+    dir: Arc<DirNode>,
+    tx: mpsc::Sender<Event>,
+) -> (Accumulator, Vec<Arc<DirNode>>) {
+    let mut worker = Worker::new(&shared, Box::new(Forward(tx)));
+    let mut children = Vec::new();
+    worker.enter(&dir);
+    let opening = {
+        let (dir, shared) = (Arc::clone(&dir), Arc::clone(&shared));
+        tokio::task::spawn_blocking(move || dir.open(open_proc, &shared.budget)).await
+    };
+    let fd = match opening.unwrap_or_else(|e| Err(io::Error::other(e))) {
+        Ok(fd) => fd,
+        Err(cause) => {
+            worker.dir_error(Op::Open, cause);
+            worker.leave(&shared);
+            return (worker.into_accumulator(), children);
+        }
+    };
+    let mut entries = Vec::new();
+    match tokio::fs::read_dir(proc_path(&fd)).await {
+        Ok(mut read) => loop {
+            match read.next_entry().await {
+                Ok(Some(entry)) => entries.push(entry),
+                Ok(None) => break,
+                Err(cause) => {
+                    worker.dir_error(Op::Read, cause);
+                    break;
+                }
+            }
+        },
+        Err(cause) => worker.dir_error(Op::Read, cause),
+    }
+    if shared.inode_order(entries.len()) {
+        entries.sort_unstable_by_key(|e| e.ino());
+    }
+    for (i, entry) in entries.into_iter().enumerate() {
+        if i % 1024 == 1023 && shared.interrupted() {
+            break;
+        }
+        let name = entry.file_name();
+        let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
+        let st = if shared.needs_stat(d_type) {
+            match entry.metadata().await {
+                Ok(meta) => Some(stat_of(&meta)),
+                Err(cause) => {
+                    worker.entry_error(name.as_bytes(), Op::Stat, cause);
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        if worker.entry(&shared, name.as_bytes(), d_type, st.as_ref()) {
+            children.push(DirNode::child(&dir, &c_name(&name)));
+        }
+    }
+    dir.keep(fd, children.len(), &shared.budget);
+    worker.leave(&shared);
+    (worker.into_accumulator(), children)
+}

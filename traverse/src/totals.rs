@@ -1,0 +1,128 @@
+//! Counts and sizes, and the per-thread accumulator that builds them.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::AddAssign;
+
+use crate::sys::Stat;
+
+/// The totals of one tree: counts by type, sizes, and errors.
+///
+/// `files`, `dirs`, `symlinks` and `other` count every directory entry (a
+/// hard-linked file counts once per link, as `find -type f` does); `bytes`
+/// and `disk_bytes` count a hard-linked inode once (as `du` does) unless
+/// [`WalkBuilder::count_links`](crate::WalkBuilder::count_links) is set.
+///
+/// # Example
+///
+/// ```
+/// use traverse::Totals;
+/// let mut sum = Totals { files: 2, bytes: 10, ..Totals::default() };
+/// sum += Totals { files: 1, dirs: 1, bytes: 4096, ..Totals::default() };
+/// assert_eq!((sum.files, sum.dirs, sum.bytes), (3, 1, 4106));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Totals {
+    /// Regular files (`find PATH -type f`).
+    pub files: u64,
+    /// Directories, the root included (`find PATH -type d`).
+    pub dirs: u64,
+    /// Symbolic links (never followed).
+    pub symlinks: u64,
+    /// FIFOs, sockets and devices.
+    pub other: u64,
+    /// Apparent size: `st_size` of every entry, the root included
+    /// (`du -sb`).
+    pub bytes: u64,
+    /// Disk usage: `st_blocks * 512` (`du -sB1`).
+    pub disk_bytes: u64,
+    /// Entries or directories that could not be read.
+    pub errors: u64,
+}
+
+impl AddAssign for Totals {
+    fn add_assign(&mut self, rhs: Totals) {
+        self.files += rhs.files;
+        self.dirs += rhs.dirs;
+        self.symlinks += rhs.symlinks;
+        self.other += rhs.other;
+        self.bytes += rhs.bytes;
+        self.disk_bytes += rhs.disk_bytes;
+        self.errors += rhs.errors;
+    }
+}
+
+/// An inode: (device, inode number).
+pub(crate) type InodeKey = (u64, u64);
+
+/// One worker's running totals. Workers never share one, so counting takes
+/// no lock; hard-linked inodes are kept aside with their sizes and counted
+/// once when the workers' accumulators are merged.
+#[derive(Debug)]
+pub(crate) struct Accumulator {
+    pub totals: Totals,
+    links: HashMap<InodeKey, (u64, u64)>,
+    count_links: bool,
+}
+
+impl Accumulator {
+    pub fn new(count_links: bool) -> Accumulator {
+        Accumulator {
+            totals: Totals::default(),
+            links: HashMap::new(),
+            count_links,
+        }
+    }
+
+    /// Counts one entry by its stat.
+    pub fn add(&mut self, st: &Stat) {
+        match st.mode & libc::S_IFMT {
+            libc::S_IFREG => self.totals.files += 1,
+            libc::S_IFDIR => self.totals.dirs += 1,
+            libc::S_IFLNK => self.totals.symlinks += 1,
+            _ => self.totals.other += 1,
+        }
+        let disk = st.blocks.saturating_mul(512);
+        // du keeps one record per inode with several links; directories
+        // always have several (".", ".." of children) and are never shared.
+        if !self.count_links && st.nlink > 1 && !st.is_dir() {
+            self.links.insert((st.dev, st.ino), (st.size, disk));
+        } else {
+            self.totals.bytes += st.size;
+            self.totals.disk_bytes += disk;
+        }
+    }
+
+    /// Counts one entry by type alone (listing mode, no stat).
+    pub fn add_type(&mut self, d_type: u8) {
+        match d_type {
+            libc::DT_REG => self.totals.files += 1,
+            libc::DT_DIR => self.totals.dirs += 1,
+            libc::DT_LNK => self.totals.symlinks += 1,
+            _ => self.totals.other += 1,
+        }
+    }
+
+    /// Adds another worker's accumulator into this one.
+    pub fn merge(&mut self, other: Accumulator) {
+        self.totals += other.totals;
+        if self.links.len() < other.links.len() {
+            let mine = std::mem::replace(&mut self.links, other.links);
+            self.links.extend(mine);
+        } else {
+            self.links.extend(other.links);
+        }
+    }
+
+    /// The final totals: each hard-linked inode not in `seen` (inodes
+    /// counted under earlier roots, as du does for several arguments) is
+    /// added once and recorded in `seen`.
+    pub fn finish(mut self, seen: &mut HashSet<InodeKey>) -> Totals {
+        for (key, (size, disk)) in self.links {
+            if seen.insert(key) {
+                self.totals.bytes += size;
+                self.totals.disk_bytes += disk;
+            }
+        }
+        self.totals
+    }
+}
