@@ -1,1 +1,63 @@
-//! Async directory streams on tokio-uring (being written).
+//! Async directory streams on [tokio-uring](tokio_uring).
+//!
+//! [`fs::Dir`] lists a directory through io_uring. Where the kernel has
+//! `IORING_OP_GETDENTS` (this project's kernel patch; detected and
+//! verified by [`io_uring_getdents::detect`]), each read is one submission
+//! chained to the previous by `d_off`. Elsewhere, that is on every released
+//! kernel, the same API reads with `getdents64(2)` on tokio's blocking
+//! pool, so the runtime thread never blocks. Opening (`OPENAT`), metadata
+//! (`STATX`) and closing (`CLOSE`) always go through io_uring.
+//!
+//! ```no_run
+//! use tokio_uring_getdents::fs::Dir;
+//!
+//! tokio_uring::start(async {
+//!     let mut dir = Dir::open(".").await?;
+//!     while let Some(entry) = dir.next().await {
+//!         let entry = entry?;
+//!         println!("entry: {}", entry.file_name().display());
+//!     }
+//!     dir.close().await?;
+//!     Ok::<_, std::io::Error>(())
+//! })?;
+//! # Ok::<_, std::io::Error>(())
+//! ```
+//!
+//! `Dir` is also a [`futures_core::Stream`] of `io::Result<DirEntry>`.
+//! Children are opened relative to their parent's descriptor with
+//! `O_NOFOLLOW | O_DIRECTORY` ([`fs::Dir::open_at`]), and stat'ed relative
+//! to it with `AT_SYMLINK_NOFOLLOW` ([`fs::Dir::statx`]), so a walk never
+//! leaves its tree and has no `PATH_MAX` limit.
+//!
+//! # Cancellation
+//!
+//! Every future of this crate may be dropped at any point:
+//!
+//! - Memory the kernel writes (the read buffer, `statx` results) and reads
+//!   (names) lives in the operation's *stable data*, which tokio-uring keeps
+//!   until the completion arrives, even after the future is gone. The
+//!   fallback's buffer travels inside its blocking task instead.
+//! - Each operation holds a reference to the directory descriptor, so a
+//!   dropped [`fs::Dir`] closes its descriptor only once its last read has
+//!   completed.
+//! - A dropped [`next`](fs::Dir::next) future loses no entry: the read in
+//!   flight belongs to the `Dir`, and the next call continues it.
+//! - A dropped open hands its in-flight operation to a per-runtime task
+//!   that closes the new descriptor when it arrives; nothing leaks.
+//!
+//! If the whole runtime shuts down, tokio-uring waits for every operation
+//! in flight; descriptors being opened at that moment are not closed.
+//! DESIGN.md in the repository explains the choices.
+//!
+//! # Errors
+//!
+//! File-system errors are `io::Error`s of the original kind whose message
+//! names the path; the details are a [`PathError`] inside.
+#![warn(missing_docs)]
+
+mod error;
+mod fd;
+pub mod fs;
+mod op;
+
+pub use error::PathError;

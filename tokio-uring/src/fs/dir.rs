@@ -1,0 +1,873 @@
+//! The directory stream.
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::mem;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::rc::Weak;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use futures_core::Stream;
+use io_uring_getdents::detect::{self, Support};
+use io_uring_getdents::dirent::{DirentIter, HEADER_LEN};
+use io_uring_getdents::syscall::{getdents64, seek_dir};
+use tokio::task::JoinHandle;
+
+use super::{DirEntry, Metadata};
+use crate::error::PathError;
+use crate::fd::SharedFd;
+use crate::op::getdents::{getdents, InFlightRead};
+use crate::op::name::{CName, ChildName};
+use crate::op::openat::{open_dir, OpenData, OpenDone};
+use crate::op::reaper::Reaper;
+use crate::op::statx::{statx, StatxData, StatxDone};
+use crate::op::{close::close, Oneshot};
+
+/// Default size of a `Dir`'s read buffer. See DESIGN.md for the
+/// measurement behind it.
+pub const DEFAULT_BUFFER_SIZE: usize = 32 * 1024;
+
+/// Smallest buffer a `Dir` uses: room for the largest record (a 255-byte
+/// name takes 280 bytes), so that a read always makes progress.
+pub const MIN_BUFFER_SIZE: usize = 512;
+
+/// Which mechanism reads a directory.
+///
+/// # Example
+///
+/// ```no_run
+/// use tokio_uring_getdents::fs::{Backend, Dir};
+///
+/// tokio_uring::start(async {
+///     let dir = Dir::open(".").await?;
+///     match dir.backend() {
+///         Backend::Getdents { opcode } => println!("IORING_OP_GETDENTS (opcode {opcode})"),
+///         Backend::Fallback => println!("getdents64 on tokio's blocking pool"),
+///     }
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// `IORING_OP_GETDENTS` submissions, chained by `d_off`.
+    Getdents {
+        /// The opcode number detection confirmed.
+        opcode: u8,
+    },
+    /// `getdents64(2)` on tokio's blocking thread pool, off the runtime
+    /// thread.
+    Fallback,
+}
+
+/// The backend a [`DirBuilder`] asks for.
+///
+/// # Example
+///
+/// ```no_run
+/// use tokio_uring_getdents::fs::{BackendChoice, Dir};
+///
+/// tokio_uring::start(async {
+///     let dir = Dir::builder().backend(BackendChoice::Fallback).open(".").await?;
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BackendChoice {
+    /// GETDENTS where [`detect::cached`] confirms it, the fallback
+    /// elsewhere.
+    #[default]
+    Auto,
+    /// GETDENTS, or an `Unsupported` error from `open` when the kernel
+    /// lacks it.
+    Getdents,
+    /// Always the `getdents64` fallback.
+    Fallback,
+}
+
+impl BackendChoice {
+    fn resolve(self) -> Result<Backend, String> {
+        match self {
+            BackendChoice::Fallback => Ok(Backend::Fallback),
+            BackendChoice::Auto => Ok(detect::cached()
+                .opcode()
+                .map_or(Backend::Fallback, |opcode| Backend::Getdents { opcode })),
+            BackendChoice::Getdents => match detect::cached() {
+                Support::Available { opcode } => Ok(Backend::Getdents { opcode: *opcode }),
+                Support::Unavailable(why) => Err(format!(
+                    "IORING_OP_GETDENTS was requested but is unavailable: {why}"
+                )),
+            },
+        }
+    }
+}
+
+/// Settings a `Dir` is opened with; children opened with
+/// [`Dir::open_at`] inherit them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Config {
+    backend: Backend,
+    buffer_size: usize,
+}
+
+/// Opens directories with chosen settings.
+///
+/// # Example
+///
+/// ```no_run
+/// use tokio_uring_getdents::fs::{BackendChoice, Dir};
+///
+/// tokio_uring::start(async {
+///     let builder = Dir::builder().buffer_size(64 * 1024).backend(BackendChoice::Auto);
+///     let mut dir = builder.open("/usr").await?;
+///     while let Some(entry) = dir.next().await {
+///         println!("{:?}", entry?.file_name());
+///     }
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct DirBuilder {
+    buffer_size: usize,
+    backend: BackendChoice,
+}
+
+impl Default for DirBuilder {
+    fn default() -> DirBuilder {
+        DirBuilder::new()
+    }
+}
+
+impl DirBuilder {
+    /// [`DEFAULT_BUFFER_SIZE`] and [`BackendChoice::Auto`].
+    pub fn new() -> DirBuilder {
+        DirBuilder {
+            buffer_size: DEFAULT_BUFFER_SIZE,
+            backend: BackendChoice::Auto,
+        }
+    }
+
+    /// Bytes per read. Clamped to [`MIN_BUFFER_SIZE`]..=`i32::MAX`. The
+    /// buffer is allocated on the first read and reused by every later one.
+    pub fn buffer_size(mut self, bytes: usize) -> DirBuilder {
+        self.buffer_size = bytes.clamp(MIN_BUFFER_SIZE, i32::MAX as usize);
+        self
+    }
+
+    /// The backend to read with.
+    pub fn backend(mut self, choice: BackendChoice) -> DirBuilder {
+        self.backend = choice;
+        self
+    }
+
+    fn config(&self, path: &Path) -> io::Result<Config> {
+        let backend = self.backend.resolve().map_err(|msg| {
+            PathError::wrap(
+                "open directory",
+                path,
+                io::Error::new(io::ErrorKind::Unsupported, msg),
+            )
+        })?;
+        Ok(Config {
+            backend,
+            buffer_size: self.buffer_size,
+        })
+    }
+
+    /// Opens `path` (relative to the working directory; symbolic links are
+    /// followed, as `std::fs::read_dir` does) with io_uring `OPENAT`.
+    ///
+    /// # Errors
+    ///
+    /// The returned future fails with an error naming `path`, of kind
+    /// `NotFound` (`ENOENT`), `NotADirectory` (`ENOTDIR`),
+    /// `PermissionDenied` (`EACCES`), or another kind for other errno values
+    /// (`EMFILE`: too many open files); `InvalidInput` when the path holds a
+    /// NUL byte; `Unsupported` when [`BackendChoice::Getdents`] was asked
+    /// for on a kernel without it.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
+    pub fn open(&self, path: impl AsRef<Path>) -> OpenDirFuture {
+        let path = path.as_ref();
+        let submitted = self
+            .config(path)
+            .and_then(|config| Ok((config, CName::from_path(path)?)))
+            .map(|(config, name)| open_dir(None, name, 0, Arc::from(path), config));
+        OpenDirFuture::new(submitted, path)
+    }
+
+    /// Opens the entry `name` of `parent` relative to the parent's
+    /// descriptor, without following a symbolic link (`O_NOFOLLOW |
+    /// O_DIRECTORY`): there is no `PATH_MAX` limit and no way out of the
+    /// tree.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](DirBuilder::open), naming the parent's path joined with
+    /// `name`; a symbolic link gives `ELOOP` (kind
+    /// `FilesystemLoop`), a file `ENOTDIR`; `InvalidInput` when `name` is
+    /// not one path component.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
+    pub fn open_at<'a>(&self, parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
+        let name = name.into();
+        let path = parent.path.join(name.as_os_str());
+        let submitted = self
+            .config(&path)
+            .and_then(|config| Ok((config, name.to_cname()?)))
+            .map(|(config, cname)| {
+                open_dir(
+                    Some(&parent.fd),
+                    cname,
+                    libc::O_NOFOLLOW,
+                    Arc::from(path.as_path()),
+                    config,
+                )
+            });
+        OpenDirFuture::new(submitted, &path)
+    }
+}
+
+/// An open directory, read as a stream of [`DirEntry`] with io_uring.
+///
+/// `.` and `..` are skipped. Each `Dir` has at most one read in flight and
+/// reuses its buffer; while you consume one batch of entries, the next one
+/// is already being read.
+///
+/// # Cancellation
+///
+/// Dropping a [`next`](Dir::next) future loses nothing: the read it
+/// started belongs to the `Dir`, and the next call picks it up. Dropping
+/// the `Dir` with a read in flight is safe: the buffer and a reference to
+/// the descriptor live in the operation's stable data (or the blocking
+/// task's closure), freed only after the kernel is done; the descriptor is
+/// then closed. See the crate documentation and DESIGN.md.
+///
+/// # Example
+///
+/// ```no_run
+/// use tokio_uring_getdents::fs::Dir;
+///
+/// tokio_uring::start(async {
+///     let mut dir = Dir::open(".").await?;
+///     while let Some(entry) = dir.next().await {
+///         let entry = entry?;
+///         println!("entry: {}", entry.file_name().display());
+///     }
+///     dir.close().await?;
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub struct Dir {
+    fd: SharedFd,
+    path: Arc<Path>,
+    config: Config,
+    /// Records of the last read, copied out of the kernel buffer so that
+    /// the buffer can be reused at once; entries share this copy.
+    batch: Option<Arc<[u8]>>,
+    /// Parse position in `batch`.
+    pos: usize,
+    /// The read buffer while no read is in flight; allocated on first use.
+    buf: Option<Box<[u8]>>,
+    read: Read,
+    /// Where the next read starts: 0, a seek target, or the `d_off` of the
+    /// last record read.
+    next_offset: u64,
+    /// Fallback only: move the descriptor's position to `next_offset`
+    /// before the next read (after a seek).
+    reposition: bool,
+    /// A seek happened while a read was in flight: ignore its result.
+    discard: bool,
+}
+
+/// The reader's state.
+enum Read {
+    /// Nothing in flight; the next read may start.
+    Idle,
+    /// A GETDENTS in flight.
+    Ring(InFlightRead),
+    /// A fallback `getdents64` on the blocking pool.
+    Thread(JoinHandle<(io::Result<usize>, Box<[u8]>)>),
+    /// The last read returned 0.
+    End,
+    /// An error to return once; `None` afterwards.
+    Failed(Option<io::Error>),
+}
+
+impl Dir {
+    /// Opens `path` with default settings; see [`DirBuilder::open`].
+    ///
+    /// # Errors
+    ///
+    /// See [`DirBuilder::open`]: `NotFound`, `NotADirectory`,
+    /// `PermissionDenied`, too many open files, each naming the path.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// tokio_uring::start(async {
+    ///     let dir = tokio_uring_getdents::fs::Dir::open("/tmp").await?;
+    ///     dir.close().await
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> OpenDirFuture {
+        DirBuilder::new().open(path)
+    }
+
+    /// Opens the subdirectory `name` of `parent` relative to its
+    /// descriptor, with the parent's settings; see
+    /// [`DirBuilder::open_at`]. The returned future does not borrow
+    /// `parent`, which can go on being read meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// See [`DirBuilder::open_at`]; a symbolic link gives `ELOOP`.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use tokio_uring_getdents::fs::{Dir, FileType};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut usr = Dir::open("/usr").await?;
+    ///     while let Some(entry) = usr.next().await {
+    ///         let entry = entry?;
+    ///         if entry.file_type() == FileType::Directory {
+    ///             let child = Dir::open_at(&usr, &entry).await?;
+    ///             println!("{}", child.path().display());
+    ///         }
+    ///     }
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn open_at<'a>(parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
+        DirBuilder {
+            buffer_size: parent.config.buffer_size,
+            backend: match parent.config.backend {
+                Backend::Getdents { .. } => BackendChoice::Getdents,
+                Backend::Fallback => BackendChoice::Fallback,
+            },
+        }
+        .open_at(parent, name)
+    }
+
+    /// A builder for other buffer sizes or backends.
+    ///
+    /// ```no_run
+    /// use tokio_uring_getdents::fs::{BackendChoice, Dir};
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::builder().buffer_size(1 << 20).backend(BackendChoice::Fallback).open(".").await?;
+    ///     dir.close().await
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn builder() -> DirBuilder {
+        DirBuilder::new()
+    }
+
+    pub(crate) fn from_parts(fd: std::os::fd::OwnedFd, path: Arc<Path>, config: Config) -> Dir {
+        Dir {
+            fd: SharedFd::new(fd),
+            path,
+            config,
+            batch: None,
+            pos: 0,
+            buf: None,
+            read: Read::Idle,
+            next_offset: 0,
+            reposition: false,
+            discard: false,
+        }
+    }
+
+    /// The path this `Dir` was opened with (for `open_at`, the parent's
+    /// path joined with the name). Used in error messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The backend reading this directory.
+    pub fn backend(&self) -> Backend {
+        self.config.backend
+    }
+
+    /// The read buffer's size in bytes.
+    pub fn buffer_size(&self) -> usize {
+        self.config.buffer_size
+    }
+
+    /// The next entry; `None` at the end.
+    ///
+    /// # Errors
+    ///
+    /// A failed read gives one error naming the directory (for example
+    /// `NotFound` after the directory was removed, or `InvalidData` for a
+    /// corrupt record); every later call returns `None` until a
+    /// [`seek`](Dir::seek). Never panics, however often it is called.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// tokio_uring::start(async {
+    ///     let mut dir = tokio_uring_getdents::fs::Dir::open(".").await?;
+    ///     let mut count = 0;
+    ///     while let Some(entry) = dir.next().await {
+    ///         entry?;
+    ///         count += 1;
+    ///     }
+    ///     println!("{count} entries");
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn next(&mut self) -> Option<io::Result<DirEntry>> {
+        poll_fn(|cx| self.poll_entry(cx)).await
+    }
+
+    fn poll_entry(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<DirEntry>>> {
+        loop {
+            if let Some(item) = self.next_buffered() {
+                return Poll::Ready(Some(item));
+            }
+            match &mut self.read {
+                Read::Idle => self.start_read(),
+                Read::Ring(op) => {
+                    let (res, buf) = ready!(Pin::new(op).poll(cx));
+                    self.read = Read::Idle;
+                    self.finish_read(res, Some(buf));
+                }
+                Read::Thread(task) => {
+                    let joined = ready!(Pin::new(task).poll(cx));
+                    self.read = Read::Idle;
+                    match joined {
+                        Ok((res, buf)) => self.finish_read(res, Some(buf)),
+                        Err(e) => self.finish_read(Err(io::Error::other(e)), None),
+                    }
+                }
+                Read::End => return Poll::Ready(None),
+                Read::Failed(err) => return Poll::Ready(err.take().map(Err)),
+            }
+        }
+    }
+
+    /// The next entry of the current batch, skipping `.` and `..`.
+    fn next_buffered(&mut self) -> Option<io::Result<DirEntry>> {
+        let batch = self.batch.as_ref()?;
+        while self.pos < batch.len() {
+            let mut records = DirentIter::new(&batch[self.pos..]);
+            match records.next() {
+                Some(Ok(record)) => {
+                    let start = self.pos;
+                    self.pos += records.position();
+                    if record.is_dot_or_dotdot() {
+                        continue;
+                    }
+                    return Some(Ok(DirEntry::new(
+                        Arc::clone(batch),
+                        start,
+                        record.name_bytes().len(),
+                        record.d_type(),
+                        record.ino(),
+                        record.offset(),
+                    )));
+                }
+                Some(Err(e)) => {
+                    self.batch = None;
+                    self.read = Read::Failed(None);
+                    return Some(Err(self.read_error(e.into())));
+                }
+                None => break,
+            }
+        }
+        // Done with this batch: release it, so entries the caller dropped
+        // free it now.
+        self.batch = None;
+        None
+    }
+
+    fn start_read(&mut self) {
+        let buf = self
+            .buf
+            .take()
+            .unwrap_or_else(|| vec![0u8; self.config.buffer_size].into_boxed_slice());
+        self.read = match self.config.backend {
+            Backend::Getdents { opcode } => {
+                Read::Ring(getdents(&self.fd, buf, self.next_offset, opcode))
+            }
+            Backend::Fallback => {
+                let fd = self.fd.clone();
+                let seek_to = mem::take(&mut self.reposition).then_some(self.next_offset);
+                Read::Thread(tokio::task::spawn_blocking(move || {
+                    read_blocking(fd, buf, seek_to)
+                }))
+            }
+        };
+    }
+
+    fn finish_read(&mut self, res: io::Result<usize>, buf: Option<Box<[u8]>>) {
+        self.buf = buf;
+        if mem::take(&mut self.discard) {
+            // A seek came while this read was in flight.
+            return;
+        }
+        let filled = match res {
+            Ok(0) => {
+                self.read = Read::End;
+                return;
+            }
+            Ok(n) => self.buf.as_deref().and_then(|buf| buf.get(..n)),
+            Err(e) => {
+                self.read = Read::Failed(Some(self.read_error(e)));
+                return;
+            }
+        };
+        let Some(filled) = filled else {
+            let e = io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the kernel reported more bytes than the buffer holds",
+            );
+            self.read = Read::Failed(Some(self.read_error(e)));
+            return;
+        };
+        // Copying the records (one allocation and a memcpy per read) frees
+        // the kernel buffer for the next read right away and keeps what
+        // entries pin down to the bytes actually read.
+        let batch: Arc<[u8]> = Arc::from(filled);
+        self.pos = 0;
+        // Chain by the last record's d_off, and read ahead while the caller
+        // consumes this batch. A corrupt batch stops the chain; its error
+        // comes out of `next_buffered` in order.
+        let mut last = None;
+        let mut intact = true;
+        for record in DirentIter::new(&batch) {
+            match record {
+                Ok(record) => last = Some(record.offset()),
+                Err(_) => intact = false,
+            }
+        }
+        self.batch = Some(batch);
+        match last {
+            Some(offset) if intact => {
+                self.next_offset = offset;
+                self.start_read();
+            }
+            _ => self.read = Read::Failed(None),
+        }
+    }
+
+    fn read_error(&self, e: io::Error) -> io::Error {
+        PathError::wrap("read directory", &*self.path, e)
+    }
+
+    /// Moves the read position: the next entry returned is the one after
+    /// the entry whose [`offset`](DirEntry::offset) is `offset`; 0 (or
+    /// [`rewind`](Dir::rewind)) starts again from the beginning. Entries
+    /// already buffered are dropped, a read in flight is ignored, and an
+    /// earlier error or end is forgotten.
+    ///
+    /// Only 0 and offsets this directory returned are meaningful; others
+    /// give whatever the file system makes of them, possibly an `EINVAL`
+    /// error from the next read.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::open(".").await?;
+    ///     if let Some(first) = dir.next().await.transpose()? {
+    ///         // Later, maybe in another Dir: continue after `first`.
+    ///         let mut again = Dir::open(".").await?;
+    ///         again.seek(first.offset());
+    ///         let second = again.next().await.transpose()?;
+    ///         println!("{first:?} then {second:?}");
+    ///     }
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn seek(&mut self, offset: u64) {
+        self.batch = None;
+        self.pos = 0;
+        self.next_offset = offset;
+        self.reposition = true;
+        match self.read {
+            Read::Ring(_) | Read::Thread(_) => self.discard = true,
+            Read::Idle | Read::End | Read::Failed(_) => self.read = Read::Idle,
+        }
+    }
+
+    /// Starts again from the first entry: `seek(0)`.
+    ///
+    /// ```no_run
+    /// tokio_uring::start(async {
+    ///     let mut dir = tokio_uring_getdents::fs::Dir::open(".").await?;
+    ///     while dir.next().await.transpose()?.is_some() {}
+    ///     dir.rewind();
+    ///     assert!(dir.next().await.is_some());
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn rewind(&mut self) {
+        self.seek(0);
+    }
+
+    /// Metadata of the entry `name` of this directory through io_uring
+    /// `STATX`, relative to the directory's descriptor and without
+    /// following a symbolic link (`AT_SYMLINK_NOFOLLOW`). `mask` takes
+    /// `libc::STATX_*` bits, e.g. `STATX_BASIC_STATS`. Passing a
+    /// [`&DirEntry`](DirEntry) copies no name.
+    ///
+    /// The returned future does not borrow `self`: several can be in
+    /// flight while the directory is being read.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` when the entry is gone, `PermissionDenied`, or another
+    /// errno, naming the directory's path joined with `name`;
+    /// `InvalidInput` when `name` is not one path component.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::open("/etc").await?;
+    ///     let mut total = 0;
+    ///     while let Some(entry) = dir.next().await {
+    ///         let meta = dir.statx(&entry?, libc::STATX_SIZE).await?;
+    ///         total += meta.size();
+    ///     }
+    ///     println!("{total} bytes");
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn statx<'a>(&self, name: impl Into<ChildName<'a>>, mask: u32) -> StatxFuture {
+        let name = name.into();
+        let op = match name.to_cname() {
+            Ok(cname) => statx(Some((&self.fd, Arc::clone(&self.path))), cname, mask),
+            Err(e) => Oneshot::Failed(Some(PathError::wrap(
+                "stat",
+                self.path.join(name.as_os_str()),
+                e,
+            ))),
+        };
+        StatxFuture { op }
+    }
+
+    /// Metadata of the directory itself (`statx` with `AT_EMPTY_PATH` on
+    /// its descriptor).
+    ///
+    /// # Errors
+    ///
+    /// The errno of `statx`, naming the directory (rare: the descriptor is
+    /// open).
+    ///
+    /// ```no_run
+    /// tokio_uring::start(async {
+    ///     let dir = tokio_uring_getdents::fs::Dir::open("/").await?;
+    ///     let meta = dir.metadata(libc::STATX_BASIC_STATS).await?;
+    ///     assert!(meta.is_dir());
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn metadata(&self, mask: u32) -> StatxFuture {
+        StatxFuture {
+            op: statx(Some((&self.fd, Arc::clone(&self.path))), CName::Empty, mask),
+        }
+    }
+
+    /// Closes the directory with io_uring `CLOSE`, after waiting for its
+    /// read in flight, if any.
+    ///
+    /// If a dropped [`statx`](Dir::statx) or [`open_at`](Dir::open_at) on
+    /// this directory is still in flight, it holds the descriptor; then
+    /// this returns at once and the descriptor is closed when that
+    /// operation completes.
+    ///
+    /// # Errors
+    ///
+    /// The errno of `close`, naming the directory.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// tokio_uring::start(async {
+    ///     let dir = tokio_uring_getdents::fs::Dir::open(".").await?;
+    ///     dir.close().await
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn close(mut self) -> io::Result<()> {
+        match mem::replace(&mut self.read, Read::End) {
+            Read::Ring(op) => drop(op.await),
+            Read::Thread(task) => drop(task.await),
+            Read::Idle | Read::End | Read::Failed(_) => {}
+        }
+        let Dir { fd, path, .. } = self;
+        match fd.into_owned() {
+            Some(fd) => {
+                let mut op = close(fd, path);
+                poll_fn(|cx| op.poll_op(cx)).await
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// The fallback read, on a blocking thread: the buffer and the descriptor
+/// reference travel with the closure, so a dropped `Dir` cannot free them
+/// while the system call runs.
+fn read_blocking(
+    fd: SharedFd,
+    mut buf: Box<[u8]>,
+    seek_to: Option<u64>,
+) -> (io::Result<usize>, Box<[u8]>) {
+    let res = seek_to
+        .map_or(Ok(()), |offset| seek_dir(fd.borrow(), offset))
+        .and_then(|()| getdents64(fd.borrow(), &mut buf));
+    (res, buf)
+}
+
+impl Stream for Dir {
+    type Item = io::Result<DirEntry>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_entry(cx)
+    }
+}
+
+impl AsFd for Dir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.borrow()
+    }
+}
+
+impl std::fmt::Debug for Dir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dir")
+            .field("path", &self.path)
+            .field("fd", &self.fd.raw())
+            .field("backend", &self.config.backend)
+            .field("buffer_size", &self.config.buffer_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`Dir::open`], [`Dir::open_at`] and the builder's opens.
+///
+/// Dropping it while the open is in flight is safe and leaks nothing: the
+/// operation is handed to a task that waits for it and closes the new
+/// descriptor.
+#[must_use = "futures do nothing unless awaited"]
+pub struct OpenDirFuture {
+    op: Oneshot<OpenData, OpenDone>,
+    reaper: Weak<Reaper>,
+}
+
+impl OpenDirFuture {
+    fn new(submitted: io::Result<crate::op::openat::InFlightOpen>, path: &Path) -> OpenDirFuture {
+        match submitted {
+            Ok(op) => OpenDirFuture {
+                op: Oneshot::Running(op),
+                reaper: Reaper::current(),
+            },
+            Err(e) => OpenDirFuture {
+                op: Oneshot::Failed(Some(name_path(e, path))),
+                reaper: Weak::new(),
+            },
+        }
+    }
+}
+
+/// Errors from argument checks get the path too (those from the kernel
+/// already have it).
+fn name_path(e: io::Error, path: &Path) -> io::Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<PathError>()) {
+        e
+    } else {
+        PathError::wrap("open directory", path, e)
+    }
+}
+
+impl Future for OpenDirFuture {
+    type Output = io::Result<Dir>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Dir>> {
+        self.get_mut().op.poll_op(cx)
+    }
+}
+
+impl Drop for OpenDirFuture {
+    fn drop(&mut self) {
+        if let Oneshot::Running(op) = mem::replace(&mut self.op, Oneshot::Finished) {
+            if let Some(reaper) = self.reaper.upgrade() {
+                reaper.adopt(op);
+            }
+            // Otherwise the runtime is gone and has already waited for the
+            // operation (its result is lost).
+        }
+    }
+}
+
+/// The future of [`Dir::statx`], [`Dir::metadata`] and [`statx`](super::statx).
+///
+/// Dropping it in flight is safe: the name and the result buffer stay
+/// with tokio-uring until the completion.
+#[must_use = "futures do nothing unless awaited"]
+pub struct StatxFuture {
+    op: Oneshot<StatxData, StatxDone>,
+}
+
+impl StatxFuture {
+    pub(crate) fn for_path(path: &Path, mask: u32) -> StatxFuture {
+        let op = match CName::from_path(path) {
+            Ok(name) => statx(None, name, mask),
+            Err(e) => Oneshot::Failed(Some(PathError::wrap("stat", PathBuf::from(path), e))),
+        };
+        StatxFuture { op }
+    }
+}
+
+impl Future for StatxFuture {
+    type Output = io::Result<Metadata>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Metadata>> {
+        self.get_mut().op.poll_op(cx)
+    }
+}
+
+impl std::fmt::Debug for OpenDirFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenDirFuture").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for StatxFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatxFuture").finish_non_exhaustive()
+    }
+}
+
+const _: () = assert!(MIN_BUFFER_SIZE >= (HEADER_LEN + 255 + 1).next_multiple_of(8));

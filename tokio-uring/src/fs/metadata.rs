@@ -1,0 +1,165 @@
+//! File metadata from `statx(2)`.
+
+use std::time::{Duration, SystemTime};
+
+use io_uring_getdents::dirent::FileType;
+
+/// What `statx` reported about a file (the file itself, never the target
+/// of a symbolic link).
+///
+/// Fields outside the mask the kernel returned ([`Metadata::mask`]) are 0;
+/// the time accessors return `None` for them.
+///
+/// # Example
+///
+/// ```no_run
+/// use tokio_uring_getdents::fs::{statx, FileType};
+///
+/// tokio_uring::start(async {
+///     let meta = statx("/etc/hostname", libc::STATX_BASIC_STATS).await?;
+///     assert_eq!(meta.file_type(), FileType::Regular);
+///     println!("{} bytes in {} blocks of 512", meta.size(), meta.blocks());
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    mask: u32,
+    mode: u16,
+    nlink: u32,
+    uid: u32,
+    gid: u32,
+    ino: u64,
+    size: u64,
+    blocks: u64,
+    blksize: u32,
+    dev: u64,
+    rdev: u64,
+    atime: (i64, u32),
+    btime: (i64, u32),
+    ctime: (i64, u32),
+    mtime: (i64, u32),
+}
+
+impl Metadata {
+    pub(crate) fn from_statx(stx: &libc::statx) -> Metadata {
+        let time = |t: &libc::statx_timestamp| (t.tv_sec, t.tv_nsec);
+        Metadata {
+            mask: stx.stx_mask,
+            mode: stx.stx_mode,
+            nlink: stx.stx_nlink,
+            uid: stx.stx_uid,
+            gid: stx.stx_gid,
+            ino: stx.stx_ino,
+            size: stx.stx_size,
+            blocks: stx.stx_blocks,
+            blksize: stx.stx_blksize,
+            dev: libc::makedev(stx.stx_dev_major, stx.stx_dev_minor),
+            rdev: libc::makedev(stx.stx_rdev_major, stx.stx_rdev_minor),
+            atime: time(&stx.stx_atime),
+            btime: time(&stx.stx_btime),
+            ctime: time(&stx.stx_ctime),
+            mtime: time(&stx.stx_mtime),
+        }
+    }
+
+    /// The `STATX_*` bits of the fields the kernel filled.
+    pub fn mask(&self) -> u32 {
+        self.mask
+    }
+
+    /// Size in bytes (apparent size).
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Allocated space in 512-byte units (disk usage is `blocks() * 512`).
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// Preferred I/O block size.
+    pub fn blksize(&self) -> u32 {
+        self.blksize
+    }
+
+    /// Inode number.
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+
+    /// Device of the file system holding the file, as `st_dev`.
+    pub fn dev(&self) -> u64 {
+        self.dev
+    }
+
+    /// Device number for character and block devices, as `st_rdev`.
+    pub fn rdev(&self) -> u64 {
+        self.rdev
+    }
+
+    /// Number of hard links.
+    pub fn nlink(&self) -> u32 {
+        self.nlink
+    }
+
+    /// Type and permission bits (`st_mode`).
+    pub fn mode(&self) -> u32 {
+        u32::from(self.mode)
+    }
+
+    /// Owner's user id.
+    pub fn uid(&self) -> u32 {
+        self.uid
+    }
+
+    /// Owner's group id.
+    pub fn gid(&self) -> u32 {
+        self.gid
+    }
+
+    /// The type from the mode bits.
+    pub fn file_type(&self) -> FileType {
+        FileType::from_mode(self.mode())
+    }
+
+    /// True for a directory.
+    pub fn is_dir(&self) -> bool {
+        self.file_type() == FileType::Directory
+    }
+
+    /// Last access time.
+    pub fn accessed(&self) -> Option<SystemTime> {
+        self.time(libc::STATX_ATIME, self.atime)
+    }
+
+    /// Last modification of the contents.
+    pub fn modified(&self) -> Option<SystemTime> {
+        self.time(libc::STATX_MTIME, self.mtime)
+    }
+
+    /// Last status change.
+    pub fn changed(&self) -> Option<SystemTime> {
+        self.time(libc::STATX_CTIME, self.ctime)
+    }
+
+    /// Creation time, where the file system records it.
+    pub fn created(&self) -> Option<SystemTime> {
+        self.time(libc::STATX_BTIME, self.btime)
+    }
+
+    fn time(&self, bit: u32, (sec, nsec): (i64, u32)) -> Option<SystemTime> {
+        if self.mask & bit == 0 {
+            return None;
+        }
+        let nanos = Duration::from_nanos(u64::from(nsec));
+        if sec >= 0 {
+            SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(sec as u64) + nanos)
+        } else {
+            SystemTime::UNIX_EPOCH
+                .checked_sub(Duration::from_secs(sec.unsigned_abs()))?
+                .checked_add(nanos)
+        }
+    }
+}

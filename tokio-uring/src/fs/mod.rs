@@ -1,0 +1,46 @@
+//! Directories and metadata through io_uring.
+
+use std::path::Path;
+
+mod dir;
+mod entry;
+mod metadata;
+
+pub(crate) use dir::Config;
+pub use dir::{
+    Backend, BackendChoice, Dir, DirBuilder, OpenDirFuture, StatxFuture, DEFAULT_BUFFER_SIZE,
+    MIN_BUFFER_SIZE,
+};
+pub use entry::DirEntry;
+pub use io_uring_getdents::dirent::FileType;
+pub use metadata::Metadata;
+
+pub use crate::op::name::ChildName;
+
+/// Metadata of `path` (relative to the working directory) through io_uring
+/// `STATX`, without following a final symbolic link. `mask` takes
+/// `libc::STATX_*` bits.
+///
+/// # Errors
+///
+/// `NotFound`, `PermissionDenied`, `NotADirectory` (a prefix is not a
+/// directory) or another errno, naming `path`; `InvalidInput` when the
+/// path holds a NUL byte.
+///
+/// # Panics
+///
+/// Outside a tokio-uring runtime.
+///
+/// # Example
+///
+/// ```no_run
+/// tokio_uring::start(async {
+///     let meta = tokio_uring_getdents::fs::statx("/usr", libc::STATX_BASIC_STATS).await?;
+///     assert!(meta.is_dir());
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub fn statx(path: impl AsRef<Path>, mask: u32) -> StatxFuture {
+    StatxFuture::for_path(path.as_ref(), mask)
+}

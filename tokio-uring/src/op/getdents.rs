@@ -1,0 +1,57 @@
+//! `IORING_OP_GETDENTS` into a buffer owned by the operation.
+
+use std::io;
+
+use io_uring_getdents::io_uring::{cqueue, types};
+use io_uring_getdents::opcode::GetDents;
+use tokio_uring::{InFlightOneshot, OneshotOutputTransform, UnsubmittedOneshot};
+
+use super::cqe_result;
+use crate::fd::SharedFd;
+
+/// What the kernel may touch while the read is in flight.
+pub(crate) struct ReadData {
+    /// Keeps the directory open until the completion.
+    _fd: SharedFd,
+    /// The kernel writes records here; moved back to the `Dir` on
+    /// completion, freed by tokio-uring after the completion otherwise.
+    buf: Box<[u8]>,
+}
+
+/// Hands back the byte count and the buffer.
+pub(crate) struct ReadDone;
+
+impl OneshotOutputTransform for ReadDone {
+    type Output = (io::Result<usize>, Box<[u8]>);
+    type StoredData = ReadData;
+
+    fn transform_oneshot_output(self, data: ReadData, cqe: cqueue::Entry) -> Self::Output {
+        let res = cqe_result(&cqe).map(|n| n as usize);
+        (res, data.buf)
+    }
+}
+
+pub(crate) type InFlightRead = InFlightOneshot<ReadData, ReadDone>;
+
+/// Submits a read of `buf.len()` bytes of records from directory position
+/// `offset`.
+pub(crate) fn getdents(fd: &SharedFd, mut buf: Box<[u8]>, offset: u64, opcode: u8) -> InFlightRead {
+    let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+    // The pointer stays valid after `buf` moves into the stable data: a
+    // boxed slice's heap block does not move with its owner, and the block
+    // is freed only after the completion (tokio-uring's contract for
+    // `stable_data`).
+    let sqe = GetDents::new(types::Fd(fd.raw()), buf.as_mut_ptr(), len)
+        .offset(offset)
+        .opcode(opcode)
+        .build();
+    UnsubmittedOneshot::new(
+        ReadData {
+            _fd: fd.clone(),
+            buf,
+        },
+        ReadDone,
+        sqe,
+    )
+    .submit()
+}
