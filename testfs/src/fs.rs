@@ -184,15 +184,12 @@ impl TestFs {
     /// round trip to a remote server would. The sleep runs on the handler
     /// thread, so requests overlap up to the number of threads.
     fn begin(&self, counter: fn(&mut Stats) -> &mut u64) {
-        {
-            let mut stats = lock(&self.stats);
-            *counter(&mut stats) += 1;
-            if !self.delay.is_zero() {
-                stats.delayed += 1;
-            }
-        }
+        *counter(&mut lock(&self.stats)) += 1;
         if !self.delay.is_zero() {
             thread::sleep(self.delay);
+            // Counted after the sleep: `delayed` is the number of waits
+            // that were served in full.
+            lock(&self.stats).delayed += 1;
         }
     }
 

@@ -44,7 +44,7 @@ pub struct Stats {
     pub readdir_max_reply: u64,
     /// Requests answered with an injected `EIO`.
     pub eio_injected: u64,
-    /// Requests that waited the configured delay before their reply.
+    /// Requests that waited the full configured delay before their reply.
     pub delayed: u64,
 }
 
