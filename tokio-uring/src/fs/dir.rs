@@ -211,8 +211,9 @@ impl DirBuilder {
     /// # Errors
     ///
     /// As [`open`](DirBuilder::open), naming the parent's path joined with
-    /// `name`; a symbolic link gives `ELOOP` (kind
-    /// `FilesystemLoop`), a file `ENOTDIR`; `InvalidInput` when `name` is
+    /// `name`; a symbolic link or a file gives `ENOTDIR` (kind
+    /// `NotADirectory`: with `O_DIRECTORY` Linux reports a symbolic link
+    /// that way, not as `ELOOP`); `InvalidInput` when `name` is
     /// not one path component.
     ///
     /// # Panics
@@ -332,7 +333,7 @@ impl Dir {
     ///
     /// # Errors
     ///
-    /// See [`DirBuilder::open_at`]; a symbolic link gives `ELOOP`.
+    /// See [`DirBuilder::open_at`]; a symbolic link gives `ENOTDIR`.
     ///
     /// # Example
     ///

@@ -1,0 +1,191 @@
+//! Shared helpers: the backends to test, independent reference listings,
+//! a single-poll helper and a seeded random generator.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::future::Future;
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirEntryExt, FileTypeExt};
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use io_uring_getdents::dirent::{DirentIter, FileType};
+use io_uring_getdents::syscall::getdents64;
+use tokio_uring_getdents::fs::{BackendChoice, Dir, DirBuilder};
+
+/// Every backend this kernel offers. GETDENTS follows the project's
+/// convention: skipped (with a message) when detection says no, unless
+/// IO_URING_GETDENTS_REQUIRE=1, where its absence is a failure.
+pub fn backends() -> Vec<BackendChoice> {
+    let mut list = vec![BackendChoice::Fallback];
+    match io_uring_getdents::detect::cached().opcode() {
+        Some(_) => list.push(BackendChoice::Getdents),
+        None => {
+            let why = io_uring_getdents::detect::cached();
+            if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+                panic!("IO_URING_GETDENTS_REQUIRE=1 but {why}");
+            }
+            eprintln!("skipped: GETDENTS backend ({why})");
+        }
+    }
+    list
+}
+
+/// One entry as every reader reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rec {
+    pub name: Vec<u8>,
+    pub ino: u64,
+    pub file_type: FileType,
+    pub offset: u64,
+}
+
+/// The reference: raw getdents64 into a 64 KiB buffer, in kernel order,
+/// without `.` and `..`.
+pub fn raw_listing(path: &Path) -> Vec<Rec> {
+    let dir = fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::new();
+    loop {
+        let n = getdents64(dir.as_fd(), &mut buf).expect("getdents64");
+        if n == 0 {
+            return out;
+        }
+        for rec in DirentIter::new(&buf[..n]) {
+            let rec = rec.expect("valid record");
+            if !rec.is_dot_or_dotdot() {
+                out.push(Rec {
+                    name: rec.name_bytes().to_vec(),
+                    ino: rec.ino(),
+                    file_type: rec.file_type(),
+                    offset: rec.offset(),
+                });
+            }
+        }
+    }
+}
+
+/// The second reference: std::fs::read_dir, name -> (ino, type).
+pub fn std_listing(path: &Path) -> BTreeMap<Vec<u8>, (u64, FileType)> {
+    fs::read_dir(path)
+        .expect("read_dir")
+        .map(|e| {
+            let e = e.expect("read_dir entry");
+            let ft = e.file_type().expect("file type");
+            let ft = if ft.is_dir() {
+                FileType::Directory
+            } else if ft.is_file() {
+                FileType::Regular
+            } else if ft.is_symlink() {
+                FileType::Symlink
+            } else if ft.is_fifo() {
+                FileType::Fifo
+            } else if ft.is_socket() {
+                FileType::Socket
+            } else if ft.is_char_device() {
+                FileType::CharDevice
+            } else if ft.is_block_device() {
+                FileType::BlockDevice
+            } else {
+                FileType::Unknown
+            };
+            (e.file_name().as_bytes().to_vec(), (e.ino(), ft))
+        })
+        .collect()
+}
+
+/// Everything our `Dir` returns.
+pub async fn read_all(builder: DirBuilder, path: &Path) -> io::Result<Vec<Rec>> {
+    let mut dir = builder.open(path).await?;
+    let mut out = Vec::new();
+    while let Some(entry) = dir.next().await {
+        out.push(rec(&entry?));
+    }
+    dir.close().await?;
+    Ok(out)
+}
+
+pub fn rec(entry: &tokio_uring_getdents::fs::DirEntry) -> Rec {
+    Rec {
+        name: entry.file_name().as_bytes().to_vec(),
+        ino: entry.ino(),
+        file_type: entry.file_type(),
+        offset: entry.offset(),
+    }
+}
+
+/// Checks a listing against both references.
+pub fn assert_matches_references(path: &Path, got: &[Rec]) {
+    let raw = raw_listing(path);
+    assert_eq!(
+        got.len(),
+        raw.len(),
+        "entry count vs getdents64 in {}",
+        path.display()
+    );
+    for (i, (g, r)) in got.iter().zip(&raw).enumerate() {
+        assert_eq!(g, r, "entry {i} vs getdents64 in {}", path.display());
+    }
+    let std = std_listing(path);
+    let ours: BTreeMap<Vec<u8>, (u64, FileType)> = got
+        .iter()
+        .map(|r| (r.name.clone(), (r.ino, r.file_type)))
+        .collect();
+    assert_eq!(
+        ours.len(),
+        got.len(),
+        "duplicate names in {}",
+        path.display()
+    );
+    assert_eq!(ours, std, "vs std::fs::read_dir in {}", path.display());
+}
+
+/// Polls a future once with a waker that does nothing.
+pub fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    Pin::new(fut).poll(&mut cx)
+}
+
+/// splitmix64: small, seeded, good enough to pick drop points.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// Creates `n` empty files named with a prefix and a number.
+pub fn create_files(dir: &Path, prefix: &str, n: usize) {
+    for i in 0..n {
+        fs::File::create(dir.join(format!("{prefix}{i}"))).expect("create file");
+    }
+}
+
+/// The open descriptors of this process.
+pub fn open_fds() -> usize {
+    fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .count()
+}
+
+/// The directory a test opens, for `Dir` and its error messages.
+pub fn builder(choice: BackendChoice) -> DirBuilder {
+    Dir::builder().backend(choice)
+}

@@ -1,0 +1,94 @@
+//! Metadata through io_uring STATX compared with std's lstat.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use common::{backends, builder};
+use tokio_uring_getdents::fs::{statx, FileType, Metadata};
+
+fn assert_same(ours: &Metadata, path: &Path) {
+    let std = fs::symlink_metadata(path).unwrap();
+    let what = path.display();
+    assert_eq!(ours.size(), std.size(), "size of {what}");
+    assert_eq!(ours.blocks(), std.blocks(), "blocks of {what}");
+    assert_eq!(ours.ino(), std.ino(), "ino of {what}");
+    assert_eq!(ours.dev(), std.dev(), "dev of {what}");
+    assert_eq!(ours.nlink() as u64, std.nlink(), "nlink of {what}");
+    assert_eq!(ours.mode(), std.mode(), "mode of {what}");
+    assert_eq!(ours.uid(), std.uid(), "uid of {what}");
+    assert_eq!(ours.gid(), std.gid(), "gid of {what}");
+    assert_eq!(ours.modified(), std.modified().ok(), "mtime of {what}");
+    assert_eq!(ours.accessed(), std.accessed().ok(), "atime of {what}");
+    assert!(ours.changed().is_some(), "ctime of {what}");
+}
+
+#[test]
+fn statx_matches_lstat_for_each_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    fs::write(root.join("file"), vec![7u8; 12_345]).unwrap();
+    fs::hard_link(root.join("file"), root.join("hardlink")).unwrap();
+    fs::create_dir(root.join("sub")).unwrap();
+    std::os::unix::fs::symlink("file", root.join("symlink")).unwrap();
+    std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
+    let expected = [
+        ("file", FileType::Regular),
+        ("hardlink", FileType::Regular),
+        ("sub", FileType::Directory),
+        ("symlink", FileType::Symlink),
+        ("dangling", FileType::Symlink),
+    ];
+    for choice in backends() {
+        tokio_uring::start(async {
+            let mut dir = builder(choice).open(root).await.unwrap();
+            let mut seen = 0;
+            while let Some(entry) = dir.next().await {
+                let entry = entry.unwrap();
+                let path = root.join(entry.file_name());
+                // Several in flight while the directory is read: the
+                // futures do not borrow it.
+                let by_entry = dir.statx(&entry, libc::STATX_BASIC_STATS);
+                let by_name = dir.statx(entry.file_name(), libc::STATX_BASIC_STATS);
+                let by_path = statx(&path, libc::STATX_BASIC_STATS);
+                let (a, b, c) = (
+                    by_entry.await.unwrap(),
+                    by_name.await.unwrap(),
+                    by_path.await.unwrap(),
+                );
+                assert_same(&a, &path);
+                assert_eq!(a, b);
+                assert_eq!(a, c);
+                assert_eq!(a.ino(), entry.ino());
+                let want = expected
+                    .iter()
+                    .find(|(n, _)| entry.file_name() == *n)
+                    .unwrap()
+                    .1;
+                assert_eq!(a.file_type(), want, "{}", path.display());
+                assert_eq!(entry.file_type(), want);
+                seen += 1;
+            }
+            assert_eq!(seen, expected.len());
+            let own = dir.metadata(libc::STATX_BASIC_STATS).await.unwrap();
+            assert!(own.is_dir());
+            assert_same(&own, root);
+            let file = dir.statx("file", libc::STATX_BASIC_STATS).await.unwrap();
+            assert_eq!(file.nlink(), 2);
+            assert_eq!(file.size(), 12_345);
+            let gone = dir
+                .statx("gone", libc::STATX_BASIC_STATS)
+                .await
+                .unwrap_err();
+            assert_eq!(gone.kind(), std::io::ErrorKind::NotFound);
+            assert!(
+                gone.to_string()
+                    .contains(&root.join("gone").display().to_string()),
+                "{gone}"
+            );
+            dir.close().await.unwrap();
+        });
+    }
+}
