@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use traverse::{Engine, WalkBuilder};
 
 /// Count files, directories and bytes below each PATH, exactly as find and
@@ -82,17 +82,9 @@ pub struct Config {
 }
 
 impl Opts {
-    /// Checks what clap cannot and builds the [`Config`]; a bad value
-    /// exits with clap's usage error (status 2).
+    /// Builds the [`Config`]. (clap has already refused bad values, an
+    /// empty PATH included, with status 2.)
     pub fn into_config(self) -> Config {
-        if self.paths.iter().any(|p| p.as_os_str().is_empty()) {
-            Opts::command()
-                .error(
-                    clap::error::ErrorKind::InvalidValue,
-                    "an empty string is not a path (use . for the current directory)",
-                )
-                .exit();
-        }
         let output = if self.list {
             Output::List(if self.null { b'\0' } else { b'\n' })
         } else if self.json {
@@ -122,6 +114,7 @@ impl Opts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
     #[test]
     fn options_are_consistent() {

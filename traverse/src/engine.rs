@@ -138,10 +138,13 @@ impl<'v> Worker<'v> {
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
         self.seen += 1;
         let is_dir = match st {
+            Some(st) if shared.config.one_file_system && st.dev != shared.root_dev => {
+                // A mount point: `find -xdev` lists it and `du -x` leaves
+                // out its size; neither descends.
+                self.acc.add_type(d_type_of(st.mode));
+                false
+            }
             Some(st) => {
-                if shared.config.one_file_system && st.dev != shared.root_dev {
-                    return false;
-                }
                 if shared.config.list {
                     self.acc.add_type(d_type_of(st.mode));
                 } else {

@@ -1,0 +1,371 @@
+//! The command line: arguments, exit codes, errors, faults.
+
+mod testenv;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use testenv::*;
+
+fn code_and_stderr(args: &[&OsStr]) -> (Option<i32>, String, String) {
+    let out = traverse(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_message() {
+    let env = TestEnv::new();
+    let d = env.root().as_os_str();
+    let cases: Vec<(Vec<&OsStr>, &str)> = vec![
+        (vec![], "PATH"),
+        (vec![OsStr::new("--bogus"), d], "--bogus"),
+        (vec![OsStr::new("")], "PATH"),
+        (vec![OsStr::new("--engine"), OsStr::new("fast"), d], "fast"),
+        (vec![OsStr::new("-j"), OsStr::new("0"), d], "0"),
+        (vec![OsStr::new("-j"), OsStr::new("many"), d], "many"),
+        (vec![OsStr::new("-0"), d], "--list"),
+        (
+            vec![OsStr::new("--json"), OsStr::new("--list"), d],
+            "--list",
+        ),
+    ];
+    for (args, needle) in cases {
+        let (code, _, stderr) = code_and_stderr(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn missing_path_is_a_runtime_error() {
+    let env = TestEnv::new();
+    let missing = env.root().join("no such dir");
+    let (code, stdout, stderr) = code_and_stderr(&[OsStr::new("--json"), missing.as_os_str()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no such dir") && stderr.contains("No such file or directory"),
+        "{stderr}"
+    );
+    let (_, t) = parse_json(stdout.trim_end());
+    assert_eq!(
+        t,
+        Totals {
+            errors: 1,
+            ..Totals::default()
+        }
+    );
+}
+
+#[test]
+fn file_and_symlink_arguments_count_themselves_like_du() {
+    let env = TestEnv::new();
+    let file = env.file("f", 1234);
+    let dir = env.mkdir("d");
+    env.file("d/inner", 99);
+    let link = env.root().join("link");
+    symlink(&dir, &link).unwrap();
+    for engine in ENGINES {
+        let t = totals(&file, engine, &[]);
+        assert_eq!((t.files, t.dirs, t.bytes), (1, 0, 1234));
+        let t = totals(&link, engine, &[]);
+        assert_eq!((t.files, t.symlinks), (0, 1), "symlinks are not followed");
+        assert_eq!(t.bytes, du(&link, &["-sb"]));
+    }
+}
+
+#[test]
+fn human_output_first_line_and_total() {
+    let env = TestEnv::new();
+    env.file("a/x", 10);
+    env.file("b/y", 20);
+    let out = traverse([env.root().join("a"), env.root().join("b")]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(lines[0].starts_with("1 files, "), "{text}");
+    assert!(
+        lines[1]
+            .trim_start()
+            .starts_with("1 dirs, 0 symlinks, 0 other, "),
+        "{text}"
+    );
+    assert!(
+        lines[4].starts_with("2 files, ") && lines[4].ends_with("\ttotal"),
+        "{text}"
+    );
+}
+
+/// Runs `cmd` as `nobody` when we are root (root reads everything), else as
+/// ourselves.
+fn as_unprivileged(cmd: &mut Command) -> &mut Command {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    cmd
+}
+
+#[test]
+fn unreadable_directory_is_reported_and_the_walk_goes_on() {
+    let env = TestEnv::new();
+    env.open_to_all();
+    let t = env.mkdir("t");
+    env.file("t/ok/file", 100);
+    env.file("t/secret/hidden", 5000);
+    env.mkdir("t/secret/sub");
+    env.file("t/z/after", 7);
+    for dir in ["t", "t/ok", "t/z"] {
+        fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o000)).unwrap();
+    // A copy of the binary the other user can surely run.
+    let exe = env.root().join("traverse");
+    fs::copy(bin(), &exe).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let du_out = as_unprivileged(Command::new("du").arg("-sb").arg(&t))
+        .output()
+        .unwrap();
+    assert_eq!(
+        du_out.status.code(),
+        Some(1),
+        "du fails too, so the test is real"
+    );
+    let du_bytes: u64 = String::from_utf8_lossy(&du_out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for engine in ENGINES {
+        let out = as_unprivileged(
+            Command::new(&exe)
+                .args(["--json", "--engine", engine])
+                .arg(&t),
+        )
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {stderr}");
+        assert!(
+            stderr.contains("/t/secret") && stderr.contains("Permission denied"),
+            "{engine}: {stderr}"
+        );
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(
+            (got.files, got.dirs, got.errors, got.bytes),
+            (2, 4, 1, du_bytes),
+            "{engine}"
+        );
+    }
+    fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Unmounts when dropped, so a failing test leaves no mount behind.
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn one_file_system_skips_a_tmpfs_mounted_inside() {
+    let env = TestEnv::new();
+    let t = env.mkdir("t");
+    env.file("t/here", 300);
+    let mnt = env.mkdir("t/mnt");
+    let status = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "traverse-test"])
+        .arg(&mnt)
+        .stderr(Stdio::null())
+        .status();
+    if !matches!(status, Ok(s) if s.success()) {
+        println!("skipped: cannot mount a tmpfs here (needs root and mount permission)");
+        return;
+    }
+    let _guard = Mount(mnt.clone());
+    fs::create_dir(mnt.join("inner")).unwrap();
+    fs::write(mnt.join("inner/far"), vec![b'y'; 9000]).unwrap();
+    fs::write(mnt.join("top"), b"z").unwrap();
+    check_all_engines(&t, &["-x"]);
+    check_all_engines(&t, &[]);
+    let cross = totals(&t, "threads", &[]);
+    let stay = totals(&t, "threads", &["-x"]);
+    assert_eq!(cross.files - stay.files, 2);
+    let (ours, find) = {
+        let out = traverse([OsStr::new("--list"), OsStr::new("-x"), t.as_os_str()]);
+        let find = Command::new("find").arg(&t).arg("-xdev").output().unwrap();
+        let mut a: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let mut b: Vec<String> = String::from_utf8(find.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        a.sort();
+        b.sort();
+        (a, b)
+    };
+    assert_eq!(ours, find);
+}
+
+/// Waits until process `pid` has a descriptor open below `dir`.
+fn wait_for_open_dir(pid: u32, dir: &std::path::Path, deadline: Instant) -> bool {
+    while Instant::now() < deadline {
+        if let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) {
+            for fd in fds.flatten() {
+                if let Ok(target) = fs::read_link(fd.path()) {
+                    if target.starts_with(dir) && target != dir {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill has no memory effects; `pid` is our child.
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+#[test]
+fn sigint_prints_partial_totals_and_exits_130() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("t");
+    for d in 0..100 {
+        let dir = t.join(format!("d{d}"));
+        fs::create_dir(&dir).unwrap();
+        for f in 0..100 {
+            fs::File::create(dir.join(format!("f{f}"))).unwrap();
+        }
+    }
+    for (engine, json) in [("std", true), ("threads", false), ("tokio", true)] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--engine", engine, "-j", "1"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let child = cmd
+            .arg(&t)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let caught = wait_for_open_dir(pid, &t, Instant::now() + Duration::from_secs(20));
+        if caught {
+            // Freeze it mid-walk so the walk cannot end before the signal.
+            signal(pid, libc::SIGSTOP);
+            signal(pid, libc::SIGINT);
+            signal(pid, libc::SIGCONT);
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            caught,
+            "{engine}: the walk ended before it could be interrupted"
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{engine}: {stderr}");
+        assert!(stderr.contains("partial"), "{engine}: {stderr}");
+        let files = if json {
+            parse_json(stdout.trim_end()).1.files
+        } else {
+            assert!(
+                stdout.lines().next().unwrap().ends_with("(partial)"),
+                "{stdout}"
+            );
+            stdout.split(' ').next().unwrap().parse().unwrap()
+        };
+        assert!(files < 10_000, "{engine}: {files} files: not partial");
+    }
+}
+
+#[test]
+fn directories_changing_during_the_walk() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("t");
+    let mut stable = Vec::new();
+    for d in 0..30 {
+        for f in 0..20 {
+            stable.push(env.file(&format!("t/stable{d}/f{f}"), f));
+        }
+    }
+    let churn = env.mkdir("t/churn");
+    let stop = Arc::new(AtomicBool::new(false));
+    let churner = {
+        let stop = Arc::clone(&stop);
+        let churn = churn.clone();
+        std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let a = churn.join(format!("a{}", i % 50));
+                let b = churn.join(format!("b{}", i % 50));
+                let _ = fs::create_dir_all(a.join("x/y"));
+                let _ = fs::write(a.join("x/file"), b"data");
+                let _ = fs::rename(&a, &b);
+                let _ = fs::remove_dir_all(&b);
+                i += 1;
+            }
+        })
+    };
+    for engine in ENGINES {
+        for _ in 0..3 {
+            let out = traverse([
+                OsStr::new("--list"),
+                OsStr::new("--engine"),
+                OsStr::new(engine),
+                t.as_os_str(),
+            ]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{engine}: {stderr}"
+            );
+            for line in stderr.lines() {
+                assert!(
+                    line.starts_with("traverse: ") && line.contains("/churn/"),
+                    "{line}"
+                );
+            }
+            let text = String::from_utf8(out.stdout).unwrap();
+            let mut listed: Vec<&str> = text.lines().filter(|l| l.contains("/stable")).collect();
+            listed.sort();
+            let before = listed.len();
+            listed.dedup();
+            assert_eq!(before, listed.len(), "{engine}: a stable path listed twice");
+            assert_eq!(
+                listed.len(),
+                stable.len() + 30,
+                "{engine}: stable entries lost"
+            );
+            let totals_run = traverse([
+                OsStr::new("--json"),
+                OsStr::new("--engine"),
+                OsStr::new(engine),
+                t.as_os_str(),
+            ]);
+            assert!(matches!(totals_run.status.code(), Some(0 | 1)));
+            let (_, got) = parse_json(String::from_utf8(totals_run.stdout).unwrap().trim_end());
+            assert!(got.files >= stable.len() as u64, "{engine}: {got:?}");
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    churner.join().unwrap();
+}

@@ -1,0 +1,290 @@
+//! Test harness: temporary trees, the traverse binary, and the reference
+//! tools (find, du) to compare with.
+
+#![allow(dead_code)] // each test file uses part of the harness
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Every engine the CLI offers; each must give the same totals.
+pub const ENGINES: [&str; 4] = ["auto", "threads", "std", "tokio"];
+
+/// Totals as traverse prints them in JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub other: u64,
+    pub bytes: u64,
+    pub disk_bytes: u64,
+    pub errors: u64,
+}
+
+/// A temporary directory holding test trees.
+pub struct TestEnv {
+    dir: tempfile::TempDir,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        TestEnv {
+            dir: tempfile::Builder::new()
+                .prefix("traverse-test")
+                .tempdir()
+                .expect("temporary directory"),
+        }
+    }
+
+    /// For large trees: on `/dev/shm` (tmpfs) when there is one, where
+    /// creating files is several times faster than on a disk.
+    pub fn in_memory() -> TestEnv {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            return TestEnv::new();
+        }
+        TestEnv {
+            dir: tempfile::Builder::new()
+                .prefix("traverse-test")
+                .tempdir_in(shm)
+                .expect("temporary directory"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `rel` below the root, created as a directory with its parents.
+    pub fn mkdir(&self, rel: &str) -> PathBuf {
+        let p = self.root().join(rel);
+        fs::create_dir_all(&p).expect("mkdir");
+        p
+    }
+
+    /// A file of `len` bytes at `rel`.
+    pub fn file(&self, rel: &str, len: usize) -> PathBuf {
+        let p = self.root().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).expect("mkdir");
+        fs::write(&p, vec![b'x'; len]).expect("write");
+        p
+    }
+
+    /// Makes the tree readable by everyone (for runs as another user).
+    pub fn open_to_all(&self) {
+        fs::set_permissions(self.root(), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_traverse"))
+}
+
+/// Runs traverse with `args`.
+pub fn traverse<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run traverse")
+}
+
+/// Parses one line of `--json` output: the path (raw JSON text) and the
+/// totals.
+pub fn parse_json(line: &str) -> (String, Totals) {
+    assert!(
+        line.starts_with("{\"path\":") && line.ends_with('}'),
+        "{line}"
+    );
+    let key = |k: &str| -> u64 {
+        let pat = format!(",\"{k}\":");
+        let at = line
+            .rfind(&pat)
+            .unwrap_or_else(|| panic!("no {k} in {line}"))
+            + pat.len();
+        let digits: String = line[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("bad {k} in {line}"))
+    };
+    let files_at = line.rfind(",\"files\":").expect("files key");
+    let path = line["{\"path\":".len()..files_at].to_owned();
+    let keys: Vec<&str> = [
+        "path",
+        "files",
+        "dirs",
+        "symlinks",
+        "other",
+        "bytes",
+        "disk_bytes",
+        "errors",
+    ]
+    .into_iter()
+    .collect();
+    let after_path = &line[files_at..];
+    let found: Vec<&str> = after_path
+        .split(',')
+        .filter(|kv| !kv.is_empty())
+        .filter_map(|kv| kv.split(':').next())
+        .map(|k| k.trim_matches(|c| c == '"' || c == '{'))
+        .collect();
+    assert_eq!(found, keys[1..], "exactly the documented keys: {line}");
+    (
+        path,
+        Totals {
+            files: key("files"),
+            dirs: key("dirs"),
+            symlinks: key("symlinks"),
+            other: key("other"),
+            bytes: key("bytes"),
+            disk_bytes: key("disk_bytes"),
+            errors: key("errors"),
+        },
+    )
+}
+
+/// The totals of `path` with `engine` and extra options; checks the exit
+/// status is 0.
+pub fn totals(path: &Path, engine: &str, extra: &[&str]) -> Totals {
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("--json"),
+        OsStr::new("--engine"),
+        OsStr::new(engine),
+    ];
+    args.extend(extra.iter().map(OsStr::new));
+    args.push(path.as_os_str());
+    let out = traverse(&args);
+    let stdout = String::from_utf8(out.stdout).expect("JSON output is UTF-8");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "engine {engine}: {stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    parse_json(lines[0]).1
+}
+
+/// `find ARGS | wc -l`-like count of NUL-separated output.
+pub fn find_count(path: &Path, args: &[&str]) -> u64 {
+    let out = Command::new("find")
+        .arg(path)
+        .args(args)
+        .arg("-print0")
+        .output()
+        .expect("run find");
+    assert!(
+        out.status.success(),
+        "find: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout.iter().filter(|&&b| b == 0).count() as u64
+}
+
+/// The number `du ARGS PATH` prints.
+pub fn du(path: &Path, args: &[&str]) -> u64 {
+    let out = Command::new("du")
+        .args(args)
+        .arg(path)
+        .output()
+        .expect("run du");
+    assert!(
+        out.status.success(),
+        "du: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("du output: {text}"))
+}
+
+/// What find and du say about `path` (with `-x` semantics when asked).
+pub fn reference(path: &Path, count_links: bool, one_fs: bool) -> Totals {
+    let mut find_extra: Vec<&str> = Vec::new();
+    let mut du_extra: Vec<&str> = vec!["-s"];
+    if one_fs {
+        find_extra.push("-xdev");
+        du_extra.push("-x");
+    }
+    if count_links {
+        du_extra.push("-l");
+    }
+    let find_type = |t: &str| {
+        let mut a = find_extra.clone();
+        a.extend(["-type", t]);
+        find_count(path, &a)
+    };
+    let all = find_count(path, &find_extra);
+    let (files, dirs, symlinks) = (find_type("f"), find_type("d"), find_type("l"));
+    let mut b = du_extra.clone();
+    b.push("-b");
+    let mut b1 = du_extra.clone();
+    b1.push("-B1");
+    Totals {
+        files,
+        dirs,
+        symlinks,
+        other: all - files - dirs - symlinks,
+        bytes: du(path, &b),
+        disk_bytes: du(path, &b1),
+        errors: 0,
+    }
+}
+
+/// Checks every engine against find and du on `path`.
+pub fn check_all_engines(path: &Path, extra: &[&str]) {
+    let count_links = extra.contains(&"--count-links");
+    let one_fs = extra.contains(&"-x");
+    let want = reference(path, count_links, one_fs);
+    for engine in ENGINES {
+        let got = totals(path, engine, extra);
+        assert_eq!(got, want, "engine {engine} {extra:?} on {}", path.display());
+    }
+}
+
+/// Paths printed by `traverse --list -0` and by `find -print0`, sorted.
+pub fn list_both(path: &Path, engine: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let out = traverse([
+        OsStr::new("--list"),
+        OsStr::new("-0"),
+        OsStr::new("--engine"),
+        OsStr::new(engine),
+        path.as_os_str(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let split = |bytes: &[u8]| {
+        let mut v: Vec<Vec<u8>> = bytes
+            .split(|&b| b == 0)
+            .filter(|s| !s.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        v.sort();
+        v
+    };
+    let find = Command::new("find")
+        .arg(path)
+        .arg("-print0")
+        .output()
+        .expect("find");
+    (split(&out.stdout), split(&find.stdout))
+}
+
+/// A path from bytes.
+pub fn bytes_path(base: &Path, name: &[u8]) -> PathBuf {
+    base.join(OsStr::from_bytes(name))
+}

@@ -1,0 +1,264 @@
+//! Totals and listings compared with find and du on generated trees, for
+//! every engine.
+
+mod testenv;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use testenv::*;
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+/// Hard links in and across directories, every kind of symlink, a sparse
+/// file, empty directories, a fifo and a socket.
+fn mixed_tree(env: &TestEnv) -> std::path::PathBuf {
+    let t = env.mkdir("mixed");
+    env.file("mixed/a/one", 1000);
+    env.file("mixed/a/two", 5000);
+    env.file("mixed/b/c/three", 70_000);
+    env.file("mixed/empty-file", 0);
+    fs::hard_link(t.join("a/one"), t.join("a/one-again")).unwrap();
+    fs::hard_link(t.join("a/one"), t.join("b/one-elsewhere")).unwrap();
+    fs::hard_link(t.join("b/c/three"), t.join("three-up")).unwrap();
+    symlink("one", t.join("a/to-file")).unwrap();
+    symlink("../b", t.join("a/to-dir")).unwrap();
+    symlink("nowhere", t.join("dangling")).unwrap();
+    symlink("loop", t.join("loop")).unwrap();
+    symlink("/", t.join("to-root")).unwrap();
+    let sparse = fs::File::create(t.join("sparse")).unwrap();
+    sparse.set_len(1 << 30).unwrap();
+    env.mkdir("mixed/empty1");
+    env.mkdir("mixed/empty2/empty3");
+    mkfifo(&t.join("fifo"));
+    let _sock = std::os::unix::net::UnixListener::bind(t.join("sock")).unwrap();
+    t
+}
+
+#[test]
+fn mixed_tree_matches_find_and_du() {
+    let env = TestEnv::new();
+    let t = mixed_tree(&env);
+    check_all_engines(&t, &[]);
+    let got = totals(&t, "threads", &[]);
+    assert_eq!((got.files, got.symlinks, got.other), (8, 5, 2));
+}
+
+#[test]
+fn count_links_matches_du_l() {
+    let env = TestEnv::new();
+    let t = mixed_tree(&env);
+    check_all_engines(&t, &["--count-links"]);
+    let once = totals(&t, "threads", &[]);
+    let each = totals(&t, "threads", &["--count-links"]);
+    assert_eq!(each.bytes - once.bytes, 2 * 1000 + 70_000);
+}
+
+#[test]
+fn listing_matches_find() {
+    let env = TestEnv::new();
+    let t = mixed_tree(&env);
+    for engine in ENGINES {
+        let (ours, find) = list_both(&t, engine);
+        assert_eq!(ours, find, "engine {engine}");
+    }
+}
+
+#[test]
+fn hard_links_across_roots_count_once_like_du() {
+    let env = TestEnv::new();
+    let a = env.file("a/big", 100_000);
+    env.mkdir("b");
+    fs::hard_link(&a, env.root().join("b/big-link")).unwrap();
+    let out = traverse([
+        OsStr::new("--json"),
+        env.root().join("a").as_os_str(),
+        env.root().join("b").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<_> = text.lines().map(parse_json).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let du_out = std::process::Command::new("du")
+        .args(["-sbc"])
+        .arg(env.root().join("a"))
+        .arg(env.root().join("b"))
+        .output()
+        .unwrap();
+    let du_text = String::from_utf8(du_out.stdout).unwrap();
+    let du_sizes: Vec<u64> = du_text
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    let ours: Vec<u64> = lines.iter().map(|(_, t)| t.bytes).collect();
+    assert_eq!(ours, du_sizes);
+    assert_eq!(lines[2].0, "null", "the total has no path");
+    assert_eq!(lines[2].1.files, 2);
+}
+
+#[test]
+fn hostile_names_are_counted_listed_and_escaped() {
+    let env = TestEnv::new();
+    let t = env.mkdir("names");
+    let mut names: Vec<Vec<u8>> = vec![
+        b"new\nline".to_vec(),
+        b"tab\there".to_vec(),
+        b"quote\"back\\slash".to_vec(),
+        b"\xff\xfe not utf-8".to_vec(),
+        b"\xc3\xa9t\xc3\xa9".to_vec(),
+        vec![b'n'; 255],
+    ];
+    // Every byte but NUL and '/', in one name and as one-byte names.
+    names.push(
+        (1u8..=255)
+            .filter(|&b| b != b'/' && b != b'.')
+            .collect::<Vec<u8>>()[..200]
+            .to_vec(),
+    );
+    names.push((1u8..=255).filter(|&b| b != b'/').skip(200).collect());
+    for b in (1u8..=255).filter(|&b| b != b'/' && b != b'.') {
+        names.push(vec![b]);
+    }
+    for (i, name) in names.iter().enumerate() {
+        fs::write(bytes_path(&t, name), vec![b'x'; i]).unwrap();
+    }
+    let sub = bytes_path(&t, b"dir\n\xff");
+    fs::create_dir(&sub).unwrap();
+    fs::write(sub.join("inner"), b"1").unwrap();
+    check_all_engines(&t, &[]);
+    for engine in ENGINES {
+        let (ours, find) = list_both(&t, engine);
+        assert_eq!(ours, find, "engine {engine}");
+    }
+    // The root itself with a non-UTF-8 name: JSON escapes it losslessly.
+    let weird_root = bytes_path(env.root(), b"root\n\xff\"");
+    fs::create_dir(&weird_root).unwrap();
+    let out = traverse([OsStr::new("--json"), weird_root.as_os_str()]);
+    let text = String::from_utf8(out.stdout).expect("JSON is valid UTF-8");
+    let (path, _) = parse_json(text.trim_end());
+    let want = format!("{}root\\n\\udcff\\\"\"", testenv_json_prefix(env.root()));
+    assert_eq!(path, want);
+    // Human output shows it escaped, on one line.
+    let out = traverse([weird_root.as_os_str()]);
+    let text = String::from_utf8(out.stdout).expect("human output is valid UTF-8");
+    assert!(
+        text.lines().next().unwrap().ends_with("root\\n\\xff\""),
+        "{text}"
+    );
+}
+
+/// The JSON text of `dir` + '/', without the closing quote.
+fn testenv_json_prefix(dir: &Path) -> String {
+    let s = dir
+        .to_str()
+        .expect("temporary directories have UTF-8 names");
+    format!("\"{}/", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+#[test]
+fn wide_directory_of_200_000_entries() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("wide");
+    for i in 0..200_000u32 {
+        let p = t.join(format!("f{i}"));
+        if i % 1000 == 0 {
+            fs::create_dir(&p).unwrap();
+        } else {
+            fs::File::create(&p).unwrap();
+        }
+    }
+    check_all_engines(&t, &[]);
+    // The same without the inode-order sort.
+    assert_eq!(
+        totals(&t, "threads", &["--no-inode-order"]),
+        totals(&t, "threads", &[])
+    );
+}
+
+#[test]
+fn deeper_than_path_max() {
+    let env = TestEnv::in_memory();
+    let top = env.mkdir("deep");
+    // 5 000 levels of "dNNN" (five bytes each): paths of 25 000 bytes,
+    // built relative to each level so no call sees a long path.
+    let mut dir = fs::File::open(&top).unwrap();
+    for level in 0..5000 {
+        let name = std::ffi::CString::new(format!("d{:03}", level % 1000)).unwrap();
+        use std::os::fd::{AsRawFd, FromRawFd};
+        // SAFETY: valid fd and NUL-terminated name.
+        let rc = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) };
+        assert_eq!(rc, 0);
+        if level % 500 == 0 {
+            let f = std::ffi::CString::new("file").unwrap();
+            // SAFETY: as above; the new fd is owned by the File below.
+            let fd = unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    f.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                )
+            };
+            assert!(fd >= 0);
+            // SAFETY: `fd` was just opened and is owned by nobody else.
+            drop(unsafe { fs::File::from_raw_fd(fd) });
+        }
+        // SAFETY: as above; the new fd is owned by the File below.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        assert!(fd >= 0);
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        dir = unsafe { fs::File::from_raw_fd(fd) };
+    }
+    check_all_engines(&top, &[]);
+    let got = totals(&top, "threads", &[]);
+    assert_eq!((got.dirs, got.files), (5001, 10));
+    // Removing it needs no long path either: tempfile's remove_dir_all
+    // works relative to descriptors.
+}
+
+#[test]
+fn open_file_limit_of_32() {
+    let env = TestEnv::new();
+    // A tree that keeps many parents waiting: 40 levels, three
+    // subdirectories and a file at each.
+    let mut level = env.mkdir("fds");
+    for depth in 0..40 {
+        for side in ["a", "b"] {
+            fs::create_dir(level.join(side)).unwrap();
+            fs::write(level.join(side).join("f"), vec![b'x'; depth]).unwrap();
+        }
+        level = level.join("c");
+        fs::create_dir(&level).unwrap();
+    }
+    let t = env.root().join("fds");
+    let want = reference(&t, false, false);
+    for engine in ENGINES {
+        for jobs in ["1", "2", "8"] {
+            let script =
+                format!("ulimit -n 32 && exec \"$0\" --json --engine {engine} -j {jobs} \"$1\"");
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&script)
+                .arg(bin())
+                .arg(&t)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{engine} -j {jobs}: {stderr}");
+            let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+            assert_eq!(got, want, "{engine} -j {jobs}");
+        }
+    }
+}
