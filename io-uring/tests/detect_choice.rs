@@ -8,7 +8,10 @@ use io_uring_getdents::io_uring::{opcode, IoUring, Probe};
 fn off_is_disabled_without_touching_the_ring() {
     let ring = IoUring::new(2).unwrap();
     let support = detect_with(&ring, Choice::Off);
-    assert!(matches!(support, Support::Unavailable(Unavailable::Disabled)));
+    assert!(matches!(
+        support,
+        Support::Unavailable(Unavailable::Disabled)
+    ));
     assert_eq!(support.opcode(), None);
     assert!(support.to_string().contains("IO_URING_GETDENTS=off"));
 }
@@ -36,7 +39,10 @@ fn an_unlisted_opcode_is_not_listed() {
     let ring = IoUring::new(2).unwrap();
     let support = detect_with(&ring, Choice::Opcode(250));
     assert!(
-        matches!(support, Support::Unavailable(Unavailable::NotListed { opcode: 250 })),
+        matches!(
+            support,
+            Support::Unavailable(Unavailable::NotListed { opcode: 250 })
+        ),
         "{support:?}"
     );
 }
@@ -47,5 +53,8 @@ fn override_values() {
     assert_eq!(Choice::parse(""), Ok(Choice::Auto));
     assert_eq!(Choice::parse(" 58 "), Ok(Choice::Opcode(58)));
     let err = Choice::parse("256").unwrap_err();
-    assert!(err.contains("IO_URING_GETDENTS") && err.contains("256"), "{err}");
+    assert!(
+        err.contains("IO_URING_GETDENTS") && err.contains("256"),
+        "{err}"
+    );
 }
