@@ -41,6 +41,7 @@ mod sys;
 mod threads;
 mod tokio_fs;
 mod totals;
+mod uring;
 
 use std::collections::HashSet;
 use std::ffi::CString;
@@ -74,6 +75,10 @@ pub enum Engine {
     /// Parallel walker on plain system calls (`getdents64` into a large
     /// buffer, `statx` relative to the directory descriptor).
     Threads,
+    /// io_uring: directories read with `Dir` (GETDENTS where the kernel has
+    /// it) and entries stat'ed with `IORING_OP_STATX`, many in flight.
+    /// Falls back to [`Engine::Threads`] when io_uring is unavailable.
+    Uring,
     /// `tokio::fs`, as the seed's baseline.
     Tokio,
     /// One thread, `std::fs`.
@@ -82,7 +87,7 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine name, as the CLI accepts them.
-    pub const NAMES: [&'static str; 4] = ["auto", "threads", "tokio", "std"];
+    pub const NAMES: [&'static str; 5] = ["auto", "uring", "threads", "tokio", "std"];
 }
 
 impl FromStr for Engine {
@@ -91,6 +96,7 @@ impl FromStr for Engine {
     fn from_str(s: &str) -> Result<Engine, String> {
         match s {
             "auto" => Ok(Engine::Auto),
+            "uring" => Ok(Engine::Uring),
             "threads" => Ok(Engine::Threads),
             "tokio" => Ok(Engine::Tokio),
             "std" => Ok(Engine::Std),
@@ -106,6 +112,7 @@ impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Engine::Auto => "auto",
+            Engine::Uring => "uring",
             Engine::Threads => "threads",
             Engine::Tokio => "tokio",
             Engine::Std => "std",
@@ -350,6 +357,10 @@ impl WalkBuilder {
     pub fn build(&self) -> Walk {
         let (engine, fallback) = match self.engine {
             Engine::Auto => (Engine::Threads, None),
+            Engine::Uring => match uring::available() {
+                Ok(()) => (Engine::Uring, None),
+                Err(why) => (Engine::Threads, Some(why)),
+            },
             other => (other, None),
         };
         let limit = sys::open_file_limit();
@@ -379,8 +390,10 @@ impl WalkBuilder {
 /// Jobs when none are given, per engine (see the README's measurements).
 fn default_jobs(engine: Engine) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let _ = engine;
-    cores
+    match engine {
+        Engine::Uring => uring::DEFAULT_IN_FLIGHT,
+        _ => cores,
+    }
 }
 
 /// A configured walk. Run it on one root after another: a hard-linked
@@ -469,6 +482,7 @@ impl Walk {
                 Engine::Threads | Engine::Auto => threads::walk(&shared, root, visitors),
                 Engine::Std => stdfs::walk(&shared, root, visitors),
                 Engine::Tokio => tokio_fs::walk(&shared, root, visitors),
+                Engine::Uring => uring::walk(&shared, root, visitors),
             };
             acc.merge(sub);
         }

@@ -163,6 +163,11 @@ impl FdBudget {
         (limit.saturating_sub(16) / 4).clamp(1, 4096) as usize
     }
 
+    /// Descriptors left now.
+    pub fn available(&self) -> usize {
+        self.free.load(Ordering::Acquire).max(0) as usize
+    }
+
     fn take(&self) -> bool {
         if self.free.fetch_sub(1, Ordering::AcqRel) > 0 {
             true

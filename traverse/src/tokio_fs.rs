@@ -7,38 +7,16 @@
 
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use crate::engine::{Shared, Worker};
+use crate::engine::{Event, Forward, Shared, Worker};
 use crate::node::DirNode;
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_of};
 use crate::totals::Accumulator;
-use crate::{Error, Op, Visitor, VisitorBuilder};
-
-/// What a directory task hands to the driver's visitor.
-enum Event {
-    Visit(PathBuf),
-    Error(Error),
-}
-
-/// Tasks run on the runtime's threads; they send what they find here and
-/// the driver passes it on to its own visitor.
-struct Forward(mpsc::Sender<Event>);
-
-impl Visitor for Forward {
-    fn visit(&mut self, path: &std::path::Path) {
-        // The receiver lives until every task has ended.
-        let _ = self.0.send(Event::Visit(path.to_owned()));
-    }
-
-    fn error(&mut self, err: Error) {
-        let _ = self.0.send(Event::Error(err));
-    }
-}
+use crate::{Error, Op, VisitorBuilder};
 
 /// Walks below `root` (already counted) with `jobs` directories at once.
 pub(crate) fn walk(
@@ -82,10 +60,7 @@ pub(crate) fn walk(
                 Err(_) => {}
             }
             for event in rx.try_iter() {
-                match event {
-                    Event::Visit(path) => visitor.visit(&path),
-                    Event::Error(err) => visitor.error(err),
-                }
+                event.deliver(visitor.as_mut());
             }
         }
     });

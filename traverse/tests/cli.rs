@@ -255,7 +255,12 @@ fn sigint_prints_partial_totals_and_exits_130() {
             fs::File::create(dir.join(format!("f{f}"))).unwrap();
         }
     }
-    for (engine, json) in [("std", true), ("threads", false), ("tokio", true)] {
+    for (engine, json) in [
+        ("std", true),
+        ("threads", false),
+        ("tokio", true),
+        ("uring", true),
+    ] {
         let mut cmd = Command::new(bin());
         cmd.args(["--engine", engine, "-j", "1"]);
         if json {
@@ -368,4 +373,82 @@ fn directories_changing_during_the_walk() {
     }
     stop.store(true, Ordering::Relaxed);
     churner.join().unwrap();
+}
+
+/// A seccomp filter that makes `io_uring_setup` fail with ENOSYS, as on a
+/// kernel without io_uring.
+fn without_io_uring(cmd: &mut Command) -> &mut Command {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let filter = [
+        // Load the syscall number.
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        // io_uring_setup? then the next instruction, else skip it.
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_io_uring_setup as u32,
+        },
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // makes two prctl system calls; `filter` is moved into the closure and
+    // lives until the call returns.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+#[test]
+fn uring_engine_falls_back_to_threads_without_io_uring() {
+    let env = TestEnv::new();
+    env.file("a/b/c", 4321);
+    env.file("a/d", 10);
+    let want = totals(env.root(), "threads", &[]);
+    let out = without_io_uring(
+        Command::new(bin())
+            .args(["--json", "--engine", "uring"])
+            .arg(env.root()),
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line on stderr: {stderr}");
+    assert!(
+        stderr.contains("io_uring") && stderr.contains("threads engine"),
+        "{stderr}"
+    );
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!(got, want);
+    // auto never needed io_uring, so it says nothing.
+    let out = without_io_uring(Command::new(bin()).arg("--json").arg(env.root()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

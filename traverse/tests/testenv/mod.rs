@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Every engine the CLI offers; each must give the same totals.
-pub const ENGINES: [&str; 4] = ["auto", "threads", "std", "tokio"];
+pub const ENGINES: [&str; 5] = ["auto", "threads", "std", "tokio", "uring"];
 
 /// Totals as traverse prints them in JSON.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
