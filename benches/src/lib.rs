@@ -6,6 +6,54 @@
 //! `benches/`, the hyperfine comparison in the `compare` script.
 #![warn(missing_docs)]
 
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Where the micro-benchmarks keep their fixture directories: the corpus
+/// location (`TRAVERSE_CORPUS`, default `/var/tmp/traverse-corpus`), which
+/// is on a disk filesystem, unlike a tmpfs `/tmp` would be.
+pub fn corpus_dir() -> PathBuf {
+    std::env::var_os("TRAVERSE_CORPUS")
+        .map_or_else(|| PathBuf::from("/var/tmp/traverse-corpus"), PathBuf::from)
+}
+
+/// Returns `path`, a directory holding exactly `count` empty files with
+/// names of 8 to 40 bytes, creating it (or recreating it, when its entry
+/// count differs) first. Creating 100 000 files takes a few seconds, so the
+/// directory is reused across benchmark runs.
+///
+/// # Errors
+///
+/// Any error creating or reading the directory, with its path.
+///
+/// # Example
+///
+/// ```
+/// let tmp = tempfile::tempdir()?;
+/// let dir = traverse_benches::populated_dir(&tmp.path().join("d"), 10)?;
+/// assert_eq!(std::fs::read_dir(&dir)?.count(), 10);
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub fn populated_dir(path: &Path, count: usize) -> io::Result<PathBuf> {
+    let ctx = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    if path.is_dir() {
+        if fs::read_dir(path).map_err(ctx)?.count() == count {
+            return Ok(path.to_path_buf());
+        }
+        fs::remove_dir_all(path).map_err(ctx)?;
+    }
+    fs::create_dir_all(path).map_err(ctx)?;
+    let mut rng = SplitMix64::new(count as u64);
+    for i in 0..count {
+        // A counter keeps names unique; random padding varies record sizes.
+        let pad = rng.range(0, 32) as usize;
+        let name = format!("e{i:07}{}", "x".repeat(pad));
+        fs::File::create(path.join(name)).map_err(ctx)?;
+    }
+    Ok(path.to_path_buf())
+}
+
 /// SplitMix64: a tiny generator with a fixed, documented output sequence.
 ///
 /// The corpora must not change when a dependency updates its algorithm, so
