@@ -1,12 +1,15 @@
 //! One listing of a 100 000-entry directory per backend: raw `getdents64`
-//! with buffers of 4 KiB to 1 MiB, `std::fs::read_dir`, `tokio::fs::read_dir`.
-//! Every backend must find the same number of names before it is timed.
+//! and tokio-uring-getdents' `Dir` (its getdents64 fallback backend, and
+//! IORING_OP_GETDENTS when the kernel has it) with buffers of 4 KiB to
+//! 1 MiB, `std::fs::read_dir`, `tokio::fs::read_dir`. Every backend must find
+//! the same number of names before it is timed.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 use std::os::fd::AsFd;
 use std::path::Path;
+use tokio_uring_getdents::fs::{BackendChoice, DirBuilder};
 use traverse_benches::{corpus_dir, populated_dir};
 
 const ENTRIES: usize = 100_000;
@@ -53,11 +56,29 @@ fn tokio_read_dir(rt: &tokio::runtime::Runtime, path: &Path) -> usize {
     })
 }
 
+fn uring_dir(rt: &tokio_uring::Runtime, path: &Path, size: usize, backend: BackendChoice) -> usize {
+    rt.block_on(async {
+        let builder = DirBuilder::new().buffer_size(size).backend(backend);
+        let mut dir = builder.open(path).await.expect("Dir::open");
+        let mut names = 0;
+        while let Some(entry) = dir.next().await {
+            entry.expect("Dir entry");
+            names += 1;
+        }
+        names
+    })
+}
+
 fn listing(c: &mut Criterion) {
     let dir = populated_dir(&corpus_dir().join("bench-100k"), ENTRIES).expect("fixture directory");
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("tokio runtime");
+    let urt = tokio_uring::Runtime::new(&tokio_uring::builder()).expect("tokio-uring runtime");
+    let getdents = io_uring_getdents::detect::cached().opcode().is_some();
+    if !getdents {
+        eprintln!("skipped: Dir with IORING_OP_GETDENTS (this kernel lacks the opcode)");
+    }
 
     let mut group = c.benchmark_group("list_100k");
     group.throughput(Throughput::Elements(ENTRIES as u64));
@@ -67,6 +88,18 @@ fn listing(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("getdents64", size), &size, |b, _| {
             b.iter(|| raw(&dir, &mut buf))
         });
+        let fallback = BackendChoice::Fallback;
+        assert_eq!(uring_dir(&urt, &dir, size, fallback), ENTRIES);
+        group.bench_with_input(BenchmarkId::new("Dir_fallback", size), &size, |b, &s| {
+            b.iter(|| uring_dir(&urt, &dir, s, fallback))
+        });
+        if getdents {
+            let uring = BackendChoice::Getdents;
+            assert_eq!(uring_dir(&urt, &dir, size, uring), ENTRIES);
+            group.bench_with_input(BenchmarkId::new("Dir_getdents", size), &size, |b, &s| {
+                b.iter(|| uring_dir(&urt, &dir, s, uring))
+            });
+        }
     }
     assert_eq!(std_read_dir(&dir), ENTRIES);
     group.bench_function("std_fs_read_dir", |b| b.iter(|| std_read_dir(&dir)));
