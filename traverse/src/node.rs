@@ -80,13 +80,36 @@ impl DirNode {
         let result = parent
             .descriptor(opener)
             .and_then(|pfd| opener(Some(pfd.as_fd()), &self.name));
-        if parent.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let kept = parent.lock_fd().take();
+        parent.release(budget);
+        result
+    }
+
+    /// For a directory whose entries several workers stat: keeps `fd` for
+    /// its children when the budget allows, with one hold that
+    /// [`release`](Self::release) drops once every worker is done.
+    /// Children are counted in with [`add_children`](Self::add_children)
+    /// before they are queued.
+    pub fn hold(&self, fd: Arc<OwnedFd>, budget: &FdBudget) {
+        self.pending.store(1, Ordering::Release);
+        if budget.take() {
+            *self.lock_fd() = Some(fd);
+        }
+    }
+
+    /// Counts `n` more queued subdirectories (see [`hold`](Self::hold)).
+    pub fn add_children(&self, n: usize) {
+        self.pending.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// One child opened, or the hold dropped: the last one closes the kept
+    /// descriptor.
+    pub fn release(&self, budget: &FdBudget) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let kept = self.lock_fd().take();
             if kept.is_some() {
                 budget.give();
             }
         }
-        result
     }
 
     /// Records that `children` subdirectories were queued, and keeps `fd`

@@ -1,15 +1,17 @@
 //! The `threads` engine: worker threads on plain system calls.
 //!
-//! Workers share one LIFO stack of directories (last in, first out keeps
-//! the walk depth-first, so the stack stays as small as the tree is wide).
-//! A worker reads a whole directory with `getdents64` into a large buffer,
-//! stats each entry with `statx` relative to the directory's descriptor,
-//! then pushes the subdirectories and takes the next directory in the same
-//! lock. Each directory is one unit of work, so the lock is taken once per
-//! directory, not per entry.
+//! Workers share one LIFO stack of work (last in, first out keeps the walk
+//! depth-first, so the stack stays as small as the tree is wide). A worker
+//! reads a whole directory with `getdents64` into a large buffer and stats
+//! each entry with `statx` relative to the directory's descriptor. A large
+//! directory's entries are split into chunks that idle workers take from
+//! the stack, so one wide directory keeps every worker busy. The lock is
+//! taken once per directory or chunk, never per entry.
 
 use std::ffi::CStr;
-use std::os::fd::AsFd;
+use std::ops::Range;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use io_uring_getdents::dirent::DirentIter;
@@ -25,6 +27,9 @@ use crate::{Op, VisitorBuilder};
 /// read in one call (peers use 32 KiB, about 1 000 entries).
 const BUF_LEN: usize = 1 << 20;
 
+/// Entries per chunk of a large directory's stats.
+const CHUNK: usize = 2048;
+
 /// Walks below `root` (already counted) with `shared.config.jobs` threads.
 pub(crate) fn walk(
     shared: &Shared,
@@ -33,7 +38,7 @@ pub(crate) fn walk(
 ) -> Accumulator {
     let queue = Queue {
         state: Mutex::new(State {
-            stack: vec![root],
+            stack: vec![Work::Dir(root)],
             active: 0,
             done: false,
         }),
@@ -42,18 +47,38 @@ pub(crate) fn walk(
     on_threads(shared.config.jobs, shared, visitors, |worker| {
         let mut reader = Reader::new();
         let mut next = queue.next(shared, None);
-        while let Some(dir) = next {
-            reader.read(worker, shared, &dir);
-            drop(dir);
+        while let Some(work) = next {
+            match work {
+                Work::Dir(dir) => reader.read(worker, shared, &dir, &queue),
+                Work::Stat(batch, range) => reader.stat_chunk(worker, shared, &batch, range),
+            }
             let children = std::mem::take(&mut reader.children);
             next = queue.next(shared, Some(children));
         }
     })
 }
 
+/// A unit of work.
+enum Work {
+    /// Read this directory and stat its entries.
+    Dir(Arc<DirNode>),
+    /// Stat these entries of a large directory.
+    Stat(Arc<Batch>, Range<usize>),
+}
+
+/// A large directory's entries, stat'ed in chunks by several workers.
+struct Batch {
+    dir: Arc<DirNode>,
+    fd: Arc<OwnedFd>,
+    names: Vec<u8>,
+    ents: Vec<Ent>,
+    /// Chunks not yet done; the last one releases the directory.
+    left: AtomicUsize,
+}
+
 struct State {
-    stack: Vec<Arc<DirNode>>,
-    /// Workers reading a directory (they may push more).
+    stack: Vec<Work>,
+    /// Workers with a unit of work in hand (they may push more).
     active: usize,
     done: bool,
 }
@@ -68,14 +93,21 @@ impl Queue {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Ends the worker's directory, if it had one (`done` holds the
-    /// subdirectories it found), and returns the next directory, or `None`
-    /// when the walk is over or interrupted.
-    fn next(&self, shared: &Shared, done: Option<Vec<Arc<DirNode>>>) -> Option<Arc<DirNode>> {
+    /// Queues work for any worker, while the caller keeps working.
+    fn push(&self, work: impl IntoIterator<Item = Work>) {
+        let mut st = self.lock();
+        st.stack.extend(work);
+        self.ready.notify_all();
+    }
+
+    /// Ends the worker's unit of work, if it had one (`done` holds the
+    /// subdirectories it found), and returns the next one, or `None` when
+    /// the walk is over or interrupted.
+    fn next(&self, shared: &Shared, done: Option<Vec<Arc<DirNode>>>) -> Option<Work> {
         let mut st = self.lock();
         if let Some(children) = done {
             st.active -= 1;
-            st.stack.extend(children);
+            st.stack.extend(children.into_iter().map(Work::Dir));
         }
         loop {
             if st.done {
@@ -87,12 +119,12 @@ impl Queue {
                 self.ready.notify_all();
                 return None;
             }
-            if let Some(dir) = st.stack.pop() {
+            if let Some(work) = st.stack.pop() {
                 st.active += 1;
                 if !st.stack.is_empty() {
                     self.ready.notify_one();
                 }
-                return Some(dir);
+                return Some(work);
             }
             if st.active == 0 {
                 st.done = true;
@@ -104,8 +136,8 @@ impl Queue {
     }
 }
 
-/// One entry of the directory being read; its name lives in
-/// [`Reader::names`] with a NUL after it.
+/// One entry of a directory; its name lives in a names buffer with a NUL
+/// after it.
 #[derive(Clone, Copy)]
 struct Ent {
     ino: u64,
@@ -132,7 +164,13 @@ impl Reader {
         }
     }
 
-    fn read(&mut self, worker: &mut Worker<'_>, shared: &Shared, dir: &Arc<DirNode>) {
+    fn read(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        dir: &Arc<DirNode>,
+        queue: &Queue,
+    ) {
         worker.enter(dir);
         let fd = match dir.open(sys::open_dir, &shared.budget) {
             Ok(fd) => fd,
@@ -179,31 +217,98 @@ impl Reader {
         if shared.inode_order(self.ents.len()) {
             self.ents.sort_unstable_by_key(|e| e.ino);
         }
-        for (i, ent) in self.ents.iter().enumerate() {
-            if i % 1024 == 1023 && shared.interrupted() {
-                break;
-            }
-            let start = ent.start as usize;
-            let end = start + usize::from(ent.len);
-            let name = &self.names[start..end];
-            let cname = CStr::from_bytes_with_nul(&self.names[start..=end])
-                .expect("names are stored with one NUL after them");
-            let st = if shared.needs_stat(ent.d_type) {
-                match sys::statx(Some(fd.as_fd()), cname) {
-                    Ok(st) => Some(st),
-                    Err(cause) => {
-                        worker.entry_error(name, Op::Stat, cause);
-                        continue;
-                    }
-                }
-            } else {
-                None
-            };
-            if worker.entry(shared, name, ent.d_type, st.as_ref()) {
-                self.children.push(DirNode::child(dir, cname));
-            }
+        if shared.config.list || self.ents.len() <= CHUNK || shared.config.jobs == 1 {
+            stat_entries(
+                worker,
+                shared,
+                dir,
+                fd.as_fd(),
+                &self.names,
+                &self.ents,
+                &mut self.children,
+            );
+            dir.keep(fd, self.children.len(), &shared.budget);
+            worker.leave(shared);
+            return;
         }
-        dir.keep(fd, self.children.len(), &shared.budget);
+        // A large directory: other workers take all chunks but the first.
+        let fd = Arc::new(fd);
+        dir.hold(Arc::clone(&fd), &shared.budget);
+        let len = self.ents.len();
+        let batch = Arc::new(Batch {
+            dir: Arc::clone(dir),
+            fd,
+            names: std::mem::take(&mut self.names),
+            ents: std::mem::take(&mut self.ents),
+            left: AtomicUsize::new(len.div_ceil(CHUNK)),
+        });
+        queue.push(
+            (CHUNK..len)
+                .step_by(CHUNK)
+                .map(|start| Work::Stat(Arc::clone(&batch), start..(start + CHUNK).min(len))),
+        );
         worker.leave(shared);
+        self.stat_chunk(worker, shared, &batch, 0..CHUNK);
+    }
+
+    fn stat_chunk(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        batch: &Batch,
+        range: Range<usize>,
+    ) {
+        worker.enter(&batch.dir);
+        stat_entries(
+            worker,
+            shared,
+            &batch.dir,
+            batch.fd.as_fd(),
+            &batch.names,
+            &batch.ents[range],
+            &mut self.children,
+        );
+        batch.dir.add_children(self.children.len());
+        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            batch.dir.release(&shared.budget);
+        }
+        worker.leave(shared);
+    }
+}
+
+/// Stats `ents` (names in `names`) relative to `fd`, counts them, and
+/// adds the subdirectories of `dir` to `children`.
+fn stat_entries(
+    worker: &mut Worker<'_>,
+    shared: &Shared,
+    dir: &Arc<DirNode>,
+    fd: BorrowedFd<'_>,
+    names: &[u8],
+    ents: &[Ent],
+    children: &mut Vec<Arc<DirNode>>,
+) {
+    for (i, ent) in ents.iter().enumerate() {
+        if i % 1024 == 1023 && shared.interrupted() {
+            break;
+        }
+        let start = ent.start as usize;
+        let end = start + usize::from(ent.len);
+        let name = &names[start..end];
+        let cname = CStr::from_bytes_with_nul(&names[start..=end])
+            .expect("names are stored with one NUL after them");
+        let st = if shared.needs_stat(ent.d_type) {
+            match sys::statx(Some(fd), cname) {
+                Ok(st) => Some(st),
+                Err(cause) => {
+                    worker.entry_error(name, Op::Stat, cause);
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        if worker.entry(shared, name, ent.d_type, st.as_ref()) {
+            children.push(DirNode::child(dir, cname));
+        }
     }
 }
