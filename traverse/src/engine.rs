@@ -201,33 +201,3 @@ impl Event {
         }
     }
 }
-
-/// Runs `f` on `n` scoped threads, each with its own [`Worker`], and
-/// merges their totals.
-pub(crate) fn on_threads<'v>(
-    n: usize,
-    shared: &Shared,
-    visitors: &'v dyn crate::VisitorBuilder,
-    f: impl Fn(&mut Worker<'v>) + Sync,
-) -> Accumulator {
-    let mut total = Accumulator::new(shared.config.count_links);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..n)
-            .map(|_| {
-                let f = &f;
-                scope.spawn(move || {
-                    let mut worker = Worker::new(shared, visitors.build());
-                    f(&mut worker);
-                    worker.into_accumulator()
-                })
-            })
-            .collect();
-        for handle in handles {
-            match handle.join() {
-                Ok(acc) => total.merge(acc),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
-    total
-}

@@ -246,7 +246,10 @@ impl Progress {
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub engine: Engine,
+    /// Workers to start with.
     pub jobs: usize,
+    /// Workers the threads engine may grow to.
+    pub max_jobs: usize,
     pub count_links: bool,
     pub one_file_system: bool,
     pub list: bool,
@@ -310,7 +313,9 @@ impl WalkBuilder {
 
     /// Worker threads (`threads`, `tokio`) or directories in flight
     /// (`uring`); `std` always uses one. Capped so that every worker's
-    /// descriptors fit in `ulimit -n`.
+    /// descriptors fit in `ulimit -n`. Without it, the threads engine
+    /// starts with one thread per CPU and adds threads (up to 16 per CPU)
+    /// while its work waits for the disk.
     pub fn jobs(&mut self, jobs: usize) -> &mut WalkBuilder {
         self.jobs = Some(jobs.max(1));
         self
@@ -364,15 +369,22 @@ impl WalkBuilder {
             other => (other, None),
         };
         let limit = sys::open_file_limit();
-        let jobs = match engine {
-            Engine::Std => 1,
-            _ => self.jobs.unwrap_or_else(|| default_jobs(engine)),
-        }
-        .min(FdBudget::max_jobs(limit));
+        let cap = FdBudget::max_jobs(limit);
+        let (jobs, max_jobs) = match (engine, self.jobs) {
+            (Engine::Std, _) => (1, 1),
+            (_, Some(jobs)) => (jobs, jobs),
+            // Start at the warm-cache optimum and let the walk add threads
+            // while it waits for the disk.
+            (Engine::Threads | Engine::Auto, None) => (cores(), cores() * COLD_THREADS_PER_CORE),
+            (Engine::Uring, None) => (uring::DEFAULT_IN_FLIGHT, uring::DEFAULT_IN_FLIGHT),
+            (Engine::Tokio, None) => (cores(), cores()),
+        };
+        let (jobs, max_jobs) = (jobs.min(cap), max_jobs.min(cap));
         Walk {
             config: Config {
                 engine,
                 jobs,
+                max_jobs,
                 count_links: self.count_links,
                 one_file_system: self.one_file_system,
                 list: self.list,
@@ -387,14 +399,15 @@ impl WalkBuilder {
     }
 }
 
-/// Jobs when none are given, per engine (see the README's measurements).
-fn default_jobs(engine: Engine) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match engine {
-        Engine::Uring => uring::DEFAULT_IN_FLIGHT,
-        _ => cores,
-    }
+/// The number of CPUs: the threads engine's best start on a warm cache.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// Threads per CPU the threads engine may grow to on a cold cache (on 2
+/// CPUs, 32 threads read a cold Linux tree 3 times faster than 2: see
+/// `shared/bench-baseline.md`).
+const COLD_THREADS_PER_CORE: usize = 16;
 
 /// A configured walk. Run it on one root after another: a hard-linked
 /// inode counted under one root is not counted again under the next, as
@@ -415,7 +428,7 @@ impl Walk {
         self.config.engine
     }
 
-    /// Worker threads or directories in flight.
+    /// Worker threads (at the start) or directories in flight.
     pub fn jobs(&self) -> usize {
         self.config.jobs
     }
@@ -473,7 +486,7 @@ impl Walk {
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,
-                budget: FdBudget::new(self.config.jobs, self.limit),
+                budget: FdBudget::new(self.config.max_jobs, self.limit),
                 interrupt: Arc::clone(&self.interrupt),
                 progress: Arc::clone(&self.progress),
             });

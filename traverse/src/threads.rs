@@ -13,11 +13,13 @@ use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::Scope;
+use std::time::{Duration, Instant};
 
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{on_threads, Shared, Worker};
+use crate::engine::{Shared, Worker};
 use crate::node::DirNode;
 use crate::sys;
 use crate::totals::Accumulator;
@@ -30,32 +32,90 @@ const BUF_LEN: usize = 1 << 20;
 /// Entries per chunk of a large directory's stats.
 const CHUNK: usize = 2048;
 
-/// Walks below `root` (already counted) with `shared.config.jobs` threads.
+/// A unit of work slower than this plus [`SLOW_PER_ENTRY`] per entry means
+/// the workers wait for the disk (a warm `statx` takes 1-2 µs, a cold one
+/// tens to thousands).
+const SLOW_UNIT: Duration = Duration::from_micros(200);
+const SLOW_PER_ENTRY: Duration = Duration::from_micros(20);
+
+/// The workers and what they share.
+struct Pool<'a> {
+    shared: &'a Shared,
+    visitors: &'a dyn VisitorBuilder,
+    queue: Queue,
+    /// Workers started; more start while work is slow, up to `max_jobs`.
+    running: AtomicUsize,
+    total: Mutex<Accumulator>,
+}
+
+/// Walks below `root` (already counted) with `shared.config.jobs` threads,
+/// and more (up to `max_jobs`) when the disk is what they wait for: on a
+/// cold cache many requests in flight let the device and the kernel
+/// overlap them, while on a warm cache extra threads only add contention.
 pub(crate) fn walk(
     shared: &Shared,
     root: Arc<DirNode>,
     visitors: &dyn VisitorBuilder,
 ) -> Accumulator {
-    let queue = Queue {
-        state: Mutex::new(State {
-            stack: vec![Work::Dir(root)],
-            active: 0,
-            done: false,
-        }),
-        ready: Condvar::new(),
+    let pool = Pool {
+        shared,
+        visitors,
+        queue: Queue {
+            state: Mutex::new(State {
+                stack: vec![Work::Dir(root)],
+                active: 0,
+                done: false,
+            }),
+            ready: Condvar::new(),
+        },
+        running: AtomicUsize::new(shared.config.jobs),
+        total: Mutex::new(Accumulator::new(shared.config.count_links)),
     };
-    on_threads(shared.config.jobs, shared, visitors, |worker| {
+    std::thread::scope(|scope| {
+        for _ in 0..shared.config.jobs {
+            start_worker(&pool, scope);
+        }
+    });
+    pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) {
+    scope.spawn(move || {
+        let shared = pool.shared;
+        let mut worker = Worker::new(shared, pool.visitors.build());
         let mut reader = Reader::new();
-        let mut next = queue.next(shared, None);
+        let mut next = pool.queue.next(shared, None);
         while let Some(work) = next {
-            match work {
-                Work::Dir(dir) => reader.read(worker, shared, &dir, &queue),
-                Work::Stat(batch, range) => reader.stat_chunk(worker, shared, &batch, range),
+            let started = Instant::now();
+            let entries = match work {
+                Work::Dir(dir) => reader.read(&mut worker, shared, &dir, &pool.queue),
+                Work::Stat(batch, range) => reader.stat_chunk(&mut worker, shared, &batch, range),
+            };
+            let slow = SLOW_UNIT + SLOW_PER_ENTRY * entries as u32;
+            if started.elapsed() > slow && pool.grow() {
+                start_worker(pool, scope);
             }
             let children = std::mem::take(&mut reader.children);
-            next = queue.next(shared, Some(children));
+            next = pool.queue.next(shared, Some(children));
         }
-    })
+        let acc = worker.into_accumulator();
+        pool.total
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .merge(acc);
+    });
+}
+
+impl Pool<'_> {
+    /// Counts one more worker if the limit allows.
+    fn grow(&self) -> bool {
+        let max = self.shared.config.max_jobs;
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok()
+    }
 }
 
 /// A unit of work.
@@ -164,20 +224,22 @@ impl Reader {
         }
     }
 
+    /// Reads `dir` and stats its entries (the first chunk of them when
+    /// there are many); returns how many it stat'ed.
     fn read(
         &mut self,
         worker: &mut Worker<'_>,
         shared: &Shared,
         dir: &Arc<DirNode>,
         queue: &Queue,
-    ) {
+    ) -> usize {
         worker.enter(dir);
         let fd = match dir.open(sys::open_dir, &shared.budget) {
             Ok(fd) => fd,
             Err(cause) => {
                 worker.dir_error(Op::Open, cause);
                 worker.leave(shared);
-                return;
+                return 0;
             }
         };
         self.names.clear();
@@ -229,7 +291,7 @@ impl Reader {
             );
             dir.keep(fd, self.children.len(), &shared.budget);
             worker.leave(shared);
-            return;
+            return self.ents.len();
         }
         // A large directory: other workers take all chunks but the first.
         let fd = Arc::new(fd);
@@ -248,16 +310,18 @@ impl Reader {
                 .map(|start| Work::Stat(Arc::clone(&batch), start..(start + CHUNK).min(len))),
         );
         worker.leave(shared);
-        self.stat_chunk(worker, shared, &batch, 0..CHUNK);
+        self.stat_chunk(worker, shared, &batch, 0..CHUNK)
     }
 
+    /// Stats one chunk of a large directory; returns its length.
     fn stat_chunk(
         &mut self,
         worker: &mut Worker<'_>,
         shared: &Shared,
         batch: &Batch,
         range: Range<usize>,
-    ) {
+    ) -> usize {
+        let len = range.len();
         worker.enter(&batch.dir);
         stat_entries(
             worker,
@@ -273,6 +337,7 @@ impl Reader {
             batch.dir.release(&shared.budget);
         }
         worker.leave(shared);
+        len
     }
 }
 
