@@ -306,10 +306,12 @@ impl Mount {
             MountOption::FSName(source.display().to_string()),
             MountOption::Subtype("testfs".into()),
             MountOption::RO,
-            // The kernel checks permission bits as on a local filesystem,
-            // so unreadable directories behave as they would there.
-            MountOption::DefaultPermissions,
         ];
+        // No default_permissions: with it the kernel would GETATTR every
+        // directory on a path walk to check its mode (TTL 0 means always),
+        // doubling the requests. Permissions still hold, since testfs reads
+        // the source as the user who mounted it, and only that user (or
+        // root) may use the mount.
         config.n_threads = Some(options.threads);
         let session = fuser::Session::new(filesystem, &mountpoint, &config)
             .and_then(fuser::Session::spawn)
