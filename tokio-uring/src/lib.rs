@@ -59,5 +59,6 @@ mod error;
 mod fd;
 pub mod fs;
 mod op;
+mod pool;
 
 pub use error::PathError;

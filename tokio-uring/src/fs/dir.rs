@@ -25,6 +25,7 @@ use crate::op::openat::{open_dir, OpenData, OpenDone};
 use crate::op::reaper::Reaper;
 use crate::op::statx::{statx, StatxData, StatxDone};
 use crate::op::{close::close, Oneshot};
+use crate::pool;
 
 /// Default size of a `Dir`'s read buffer. See DESIGN.md for the
 /// measurement behind it.
@@ -297,8 +298,8 @@ enum Read {
     Idle,
     /// A GETDENTS in flight.
     Ring(InFlightRead),
-    /// A fallback `getdents64` on the blocking pool.
-    Thread(JoinHandle<(io::Result<usize>, Box<[u8]>)>),
+    /// A fallback fill on the blocking pool.
+    Thread(JoinHandle<Fill>),
     /// The last read returned 0.
     End,
     /// An error to return once; `None` afterwards.
@@ -447,14 +448,14 @@ impl Dir {
                 Read::Ring(op) => {
                     let (res, buf) = ready!(Pin::new(op).poll(cx));
                     self.read = Read::Idle;
-                    self.finish_read(res, Some(buf));
+                    self.finish_read(res, Some(buf), false);
                 }
                 Read::Thread(task) => {
                     let joined = ready!(Pin::new(task).poll(cx));
                     self.read = Read::Idle;
                     match joined {
-                        Ok((res, buf)) => self.finish_read(res, Some(buf)),
-                        Err(e) => self.finish_read(Err(io::Error::other(e)), None),
+                        Ok(fill) => self.finish_read(fill.res, Some(fill.buf), fill.end),
+                        Err(e) => self.finish_read(Err(io::Error::other(e)), None, false),
                     }
                 }
                 Read::End => return Poll::Ready(None),
@@ -502,7 +503,7 @@ impl Dir {
         let buf = self
             .buf
             .take()
-            .unwrap_or_else(|| vec![0u8; self.config.buffer_size].into_boxed_slice());
+            .unwrap_or_else(|| pool::take(self.config.buffer_size));
         self.read = match self.config.backend {
             Backend::Getdents { opcode } => {
                 Read::Ring(getdents(&self.fd, buf, self.next_offset, opcode))
@@ -510,14 +511,14 @@ impl Dir {
             Backend::Fallback => {
                 let fd = self.fd.clone();
                 let seek_to = mem::take(&mut self.reposition).then_some(self.next_offset);
-                Read::Thread(tokio::task::spawn_blocking(move || {
-                    read_blocking(fd, buf, seek_to)
-                }))
+                Read::Thread(tokio::task::spawn_blocking(move || fill(fd, buf, seek_to)))
             }
         };
     }
 
-    fn finish_read(&mut self, res: io::Result<usize>, buf: Option<Box<[u8]>>) {
+    /// Takes in the result of a read of `res` bytes; `end` when the reader
+    /// already saw the end of the directory after them.
+    fn finish_read(&mut self, res: io::Result<usize>, buf: Option<Box<[u8]>>, end: bool) {
         self.buf = buf;
         if mem::take(&mut self.discard) {
             // A seek came while this read was in flight.
@@ -526,6 +527,7 @@ impl Dir {
         let filled = match res {
             Ok(0) => {
                 self.read = Read::End;
+                self.release_buffer();
                 return;
             }
             Ok(n) => self.buf.as_deref().and_then(|buf| buf.get(..n)),
@@ -560,11 +562,23 @@ impl Dir {
         }
         self.batch = Some(batch);
         match last {
+            Some(_) if intact && end => {
+                self.read = Read::End;
+                self.release_buffer();
+            }
             Some(offset) if intact => {
                 self.next_offset = offset;
                 self.start_read();
             }
             _ => self.read = Read::Failed(None),
+        }
+    }
+
+    /// Gives the read buffer back to the thread's stock once no more reads
+    /// are expected (a seek takes one again).
+    fn release_buffer(&mut self) {
+        if let Some(buf) = self.buf.take() {
+            pool::give(buf);
         }
     }
 
@@ -726,7 +740,8 @@ impl Dir {
             Read::Thread(task) => drop(task.await),
             Read::Idle | Read::End | Read::Failed(_) => {}
         }
-        let Dir { fd, path, .. } = self;
+        let (fd, path) = (self.fd.clone(), Arc::clone(&self.path));
+        drop(self);
         match fd.into_owned() {
             Some(fd) => {
                 let mut op = close(fd, path);
@@ -737,18 +752,60 @@ impl Dir {
     }
 }
 
-/// The fallback read, on a blocking thread: the buffer and the descriptor
+/// What a fallback fill brings back.
+struct Fill {
+    res: io::Result<usize>,
+    buf: Box<[u8]>,
+    /// `getdents64` returned 0 after the bytes in `res`.
+    end: bool,
+}
+
+/// The fallback read, on a blocking thread: `getdents64` until the buffer
+/// cannot take a maximal record or the directory ends. Seeing the end in
+/// the same trip saves a second hop to the pool for every directory that
+/// fits in one buffer (most of them). The buffer and the descriptor
 /// reference travel with the closure, so a dropped `Dir` cannot free them
 /// while the system call runs.
-fn read_blocking(
-    fd: SharedFd,
-    mut buf: Box<[u8]>,
-    seek_to: Option<u64>,
-) -> (io::Result<usize>, Box<[u8]>) {
-    let res = seek_to
-        .map_or(Ok(()), |offset| seek_dir(fd.borrow(), offset))
-        .and_then(|()| getdents64(fd.borrow(), &mut buf));
-    (res, buf)
+fn fill(fd: SharedFd, mut buf: Box<[u8]>, seek_to: Option<u64>) -> Fill {
+    if let Some(offset) = seek_to {
+        if let Err(e) = seek_dir(fd.borrow(), offset) {
+            return Fill {
+                res: Err(e),
+                buf,
+                end: false,
+            };
+        }
+    }
+    let mut filled = 0;
+    loop {
+        match getdents64(fd.borrow(), &mut buf[filled..]) {
+            Ok(0) => {
+                return Fill {
+                    res: Ok(filled),
+                    buf,
+                    end: true,
+                }
+            }
+            Ok(n) => filled += n,
+            // Return what was read; the next fill meets the error again.
+            Err(_) if filled > 0 => break,
+            Err(e) => {
+                return Fill {
+                    res: Err(e),
+                    buf,
+                    end: false,
+                }
+            }
+        }
+        if buf.len() - filled < MAX_RECORD {
+            break;
+        }
+    }
+    Fill {
+        res: Ok(filled),
+        buf,
+        end: false,
+    }
 }
 
 impl Stream for Dir {
@@ -756,6 +813,14 @@ impl Stream for Dir {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.get_mut().poll_entry(cx)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        // A read in flight keeps its buffer (stable data or closure); only
+        // a buffer at rest goes back to the stock.
+        self.release_buffer();
     }
 }
 
@@ -871,4 +936,7 @@ impl std::fmt::Debug for StatxFuture {
     }
 }
 
-const _: () = assert!(MIN_BUFFER_SIZE >= (HEADER_LEN + 255 + 1).next_multiple_of(8));
+/// The largest record: a 255-byte name.
+const MAX_RECORD: usize = (HEADER_LEN + 255 + 1).next_multiple_of(8);
+
+const _: () = assert!(MIN_BUFFER_SIZE >= MAX_RECORD);
