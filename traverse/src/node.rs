@@ -181,9 +181,11 @@ impl FdBudget {
         }
     }
 
-    /// The most workers a limit supports (each may hold four descriptors).
+    /// The most workers a limit supports: each may hold four descriptors,
+    /// and as many again are left for parents kept open, so that a small
+    /// `ulimit -n` does not force every open to start again from the root.
     pub fn max_jobs(limit: u64) -> usize {
-        (limit.saturating_sub(16) / 4).clamp(1, 4096) as usize
+        (limit.saturating_sub(16) / 8).clamp(1, 4096) as usize
     }
 
     /// Descriptors left now.

@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::sync::{mpsc, Arc};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use tokio_uring_getdents::fs::{Dir, DirBuilder, DirEntry, FileType, Metadata};
+use tokio_uring_getdents::fs::{Dir, DirBuilder, FileType, Metadata};
 use tokio_uring_getdents::PathError;
 
 use crate::engine::{Event, Forward, Shared, Worker};
@@ -147,6 +147,15 @@ impl UNode {
     }
 }
 
+/// One entry of the directory being read; its name is in a names buffer.
+#[derive(Clone, Copy)]
+struct Ent {
+    ino: u64,
+    start: u32,
+    len: u8,
+    d_type: u8,
+}
+
 /// The `DT_*` value of an entry's type.
 fn d_type_of(ft: FileType) -> u8 {
     match ft {
@@ -245,10 +254,24 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
             return (worker.into_accumulator(), children);
         }
     };
-    let mut entries: Vec<DirEntry> = Vec::new();
+    // Names are copied into one buffer (with a NUL after each) rather than
+    // kept as `DirEntry`s, which would pin every read buffer of a huge
+    // directory until its last stat.
+    let mut names: Vec<u8> = Vec::new();
+    let mut ents: Vec<Ent> = Vec::new();
     while let Some(entry) = dir.next().await {
         match entry {
-            Ok(entry) => entries.push(entry),
+            Ok(entry) => {
+                let name = entry.file_name().as_bytes();
+                ents.push(Ent {
+                    ino: entry.ino(),
+                    start: names.len() as u32,
+                    len: name.len().min(255) as u8,
+                    d_type: d_type_of(entry.file_type()),
+                });
+                names.extend_from_slice(name);
+                names.push(0);
+            }
             Err(cause) => {
                 worker.dir_error(Op::Read, plain(cause));
                 break;
@@ -258,11 +281,16 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
             break;
         }
     }
-    if shared.inode_order(entries.len()) {
-        entries.sort_unstable_by_key(DirEntry::ino);
+    if shared.inode_order(ents.len()) {
+        ents.sort_unstable_by_key(|e| e.ino);
     }
+    let cname = |ent: &Ent| {
+        let start = ent.start as usize;
+        CStr::from_bytes_with_nul(&names[start..=start + usize::from(ent.len)])
+            .expect("names are stored with one NUL after them")
+    };
     let mut stats = FuturesUnordered::new();
-    let mut next = entries.iter();
+    let mut next = ents.iter();
     loop {
         // Submit stats while the global bound allows; entries that need
         // none are counted right away.
@@ -270,31 +298,29 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
             if ctx.statx_free.get() == 0 && !stats.is_empty() {
                 break;
             }
-            let Some(entry) = next.next() else { break };
-            let d_type = d_type_of(entry.file_type());
-            if !shared.needs_stat(d_type) {
-                let name = entry.file_name().as_bytes();
-                if worker.entry(shared, name, d_type, None) {
-                    children.push(child(&node, entry.file_name_cstr()));
+            let Some(ent) = next.next() else { break };
+            let name = cname(ent);
+            if !shared.needs_stat(ent.d_type) {
+                if worker.entry(shared, name.to_bytes(), ent.d_type, None) {
+                    children.push(child(&node, name));
                 }
                 continue;
             }
             ctx.statx_free.set(ctx.statx_free.get().saturating_sub(1));
-            let pending = dir.statx(entry, STATX_MASK);
-            stats.push(async move { (entry, d_type, pending.await) });
+            let pending = dir.statx(OsStr::from_bytes(name.to_bytes()), STATX_MASK);
+            stats.push(async move { (name, ent.d_type, pending.await) });
         }
-        let Some((entry, d_type, result)) = stats.next().await else {
+        let Some((name, d_type, result)) = stats.next().await else {
             break;
         };
         ctx.statx_free.set(ctx.statx_free.get() + 1);
-        let name = entry.file_name().as_bytes();
         match result {
             Ok(meta) => {
-                if worker.entry(shared, name, d_type, Some(&stat_of(&meta))) {
-                    children.push(child(&node, entry.file_name_cstr()));
+                if worker.entry(shared, name.to_bytes(), d_type, Some(&stat_of(&meta))) {
+                    children.push(child(&node, name));
                 }
             }
-            Err(cause) => worker.entry_error(name, Op::Stat, plain(cause)),
+            Err(cause) => worker.entry_error(name.to_bytes(), Op::Stat, plain(cause)),
         }
     }
     drop(stats);
