@@ -95,3 +95,15 @@ pub(crate) fn open_file_limit() -> u64 {
         cur
     }
 }
+
+/// How many times the calling thread has blocked (voluntary context
+/// switches: waiting for I/O or a lock), as opposed to being preempted.
+pub(crate) fn voluntary_switches() -> u64 {
+    let mut usage = MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: `usage` is writable storage for one `struct rusage`.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } != 0 {
+        return 0;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct.
+    unsafe { usage.assume_init() }.ru_nvcsw as u64
+}

@@ -87,13 +87,18 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
         let mut next = pool.queue.next(shared, None);
         while let Some(work) = next {
             let started = Instant::now();
+            let blocked_before = pool.may_grow().then(sys::voluntary_switches);
             let entries = match work {
                 Work::Dir(dir) => reader.read(&mut worker, shared, &dir, &pool.queue),
                 Work::Stat(batch, range) => reader.stat_chunk(&mut worker, shared, &batch, range),
             };
+            // Slow and blocked (not merely preempted by a busy machine):
+            // waiting for the disk.
             let slow = SLOW_UNIT + SLOW_PER_ENTRY * entries as u32;
-            if started.elapsed() > slow && pool.grow() {
-                start_worker(pool, scope);
+            if let Some(before) = blocked_before {
+                if started.elapsed() > slow && sys::voluntary_switches() > before && pool.grow() {
+                    start_worker(pool, scope);
+                }
             }
             let children = std::mem::take(&mut reader.children);
             next = pool.queue.next(shared, Some(children));
@@ -107,6 +112,11 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
 }
 
 impl Pool<'_> {
+    /// Whether more workers may still start.
+    fn may_grow(&self) -> bool {
+        self.running.load(Ordering::Relaxed) < self.shared.config.max_jobs
+    }
+
     /// Counts one more worker if the limit allows.
     fn grow(&self) -> bool {
         let max = self.shared.config.max_jobs;
