@@ -1,6 +1,8 @@
 //! Mounts testfs over generated trees and checks it against `std::fs` on
 //! the source. Tests that cannot mount here print "skipped: <why>".
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
@@ -17,27 +19,9 @@ use io_uring_getdents::syscall::getdents64;
 use tempfile::TempDir;
 use testfs::{Fault, Mount, Options, STATS_FILE};
 
-/// Why this machine cannot mount FUSE, if it cannot.
-fn cannot_mount() -> Option<String> {
-    if !Path::new("/dev/fuse").exists() {
-        return Some("no /dev/fuse".into());
-    }
-    // /proc/self belongs to the effective user: no unsafe geteuid needed.
-    let root = fs::metadata("/proc/self")
-        .map(|m| m.uid() == 0)
-        .unwrap_or(false);
-    let helper = ["/usr/bin/fusermount3", "/bin/fusermount3"]
-        .iter()
-        .any(|p| Path::new(p).exists());
-    if !root && !helper {
-        return Some("not root and no fusermount3 (Debian package fuse3)".into());
-    }
-    None
-}
-
 macro_rules! require_fuse {
     () => {
-        if let Some(why) = cannot_mount() {
+        if let Some(why) = common::cannot_mount() {
             println!("skipped: {why}");
             return;
         }

@@ -2,9 +2,11 @@
 //! request, every engine's totals equal `du -sb` and `std::fs` on the
 //! source, and injected EIO is reported while the walk goes on.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::{symlink, MetadataExt};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -12,19 +14,6 @@ use std::time::Duration;
 
 use testfs::{Fault, Mount, Options};
 use traverse::{Engine, Error, Visitor, VisitorBuilder, WalkBuilder};
-
-fn cannot_mount() -> Option<String> {
-    if !Path::new("/dev/fuse").exists() {
-        return Some("no /dev/fuse".into());
-    }
-    let root = fs::metadata("/proc/self")
-        .map(|m| m.uid() == 0)
-        .unwrap_or(false);
-    if !root && !Path::new("/usr/bin/fusermount3").exists() {
-        return Some("not root and no fusermount3 (Debian package fuse3)".into());
-    }
-    None
-}
 
 /// 30 directories of 10 files (sizes vary), one nested level, a hard link
 /// and a symlink.
@@ -114,7 +103,7 @@ fn engines() -> Vec<Engine> {
 
 #[test]
 fn totals_are_exact_on_a_slow_filesystem() {
-    if let Some(why) = cannot_mount() {
+    if let Some(why) = common::cannot_mount() {
         println!("skipped: {why}");
         return;
     }
@@ -143,7 +132,7 @@ fn totals_are_exact_on_a_slow_filesystem() {
 
 #[test]
 fn injected_eio_is_reported_and_the_walk_goes_on() {
-    if let Some(why) = cannot_mount() {
+    if let Some(why) = common::cannot_mount() {
         println!("skipped: {why}");
         return;
     }
