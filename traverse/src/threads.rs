@@ -314,9 +314,14 @@ impl Reader {
             ents: std::mem::take(&mut self.ents),
             left: AtomicUsize::new(len.div_ceil(CHUNK)),
         });
+        // Pushed last chunk first, so the stack hands them out in order:
+        // the workers then sweep neighbouring inodes together, which a cold
+        // inode table reads nearly sequentially.
+        let starts: Vec<usize> = (CHUNK..len).step_by(CHUNK).collect();
         queue.push(
-            (CHUNK..len)
-                .step_by(CHUNK)
+            starts
+                .into_iter()
+                .rev()
                 .map(|start| Work::Stat(Arc::clone(&batch), start..(start + CHUNK).min(len))),
         );
         worker.leave(shared);

@@ -185,11 +185,11 @@ fn wide_directory_of_200_000_entries() {
 fn deeper_than_path_max() {
     let env = TestEnv::in_memory();
     let top = env.mkdir("deep");
-    // 5 000 levels of "dNNN" (five bytes each): paths of 25 000 bytes,
+    // 5 000 levels of 14-byte names: paths of 75 000 bytes (over 64 KiB),
     // built relative to each level so no call sees a long path.
     let mut dir = fs::File::open(&top).unwrap();
     for level in 0..5000 {
-        let name = std::ffi::CString::new(format!("d{:03}", level % 1000)).unwrap();
+        let name = std::ffi::CString::new(format!("level-{level:08}")).unwrap();
         use std::os::fd::{AsRawFd, FromRawFd};
         // SAFETY: valid fd and NUL-terminated name.
         let rc = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) };
