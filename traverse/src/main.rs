@@ -37,8 +37,10 @@ fn main() -> ExitCode {
         stdout_failed: AtomicBool::new(false),
         stdout_error: Mutex::new(None),
         interrupt: Arc::clone(&interrupt),
+        stderr_tty: io::stderr().is_terminal(),
     };
-    let progress = io::stderr().is_terminal();
+    // Never over a listing: both would share the terminal.
+    let progress = io::stderr().is_terminal() && !matches!(config.output, Output::List(_));
     let mut all = Totals::default();
     let mut partial = false;
     let stdout = io::stdout();
@@ -100,6 +102,7 @@ struct Sink {
     stdout_failed: AtomicBool,
     stdout_error: Mutex<Option<io::Error>>,
     interrupt: Arc<AtomicBool>,
+    stderr_tty: bool,
 }
 
 impl Sink {
@@ -139,8 +142,10 @@ impl Visitor for WorkerSink<'_> {
     }
 
     fn error(&mut self, err: Error) {
+        // On a terminal, first clear a progress line that may be showing.
+        let clear = if self.sink.stderr_tty { "\r\x1b[K" } else { "" };
         eprintln!(
-            "traverse: {}: {}: {}",
+            "{clear}traverse: {}: {}: {}",
             output::human_path(err.path()),
             err.op(),
             err.cause()
