@@ -452,3 +452,63 @@ fn uring_engine_falls_back_to_threads_without_io_uring() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn entries_that_cannot_be_stat_ed_are_errors_and_the_walk_goes_on() {
+    // A directory that can be read but not searched (r--): its names come
+    // back from getdents and every statx on them fails, as when an entry
+    // vanishes between the two. Deterministic, unlike a race.
+    let env = TestEnv::new();
+    env.open_to_all();
+    let t = env.mkdir("t");
+    env.file("t/ok/file", 100);
+    for name in ["a", "b", "c"] {
+        env.file(&format!("t/listable/{name}"), 10);
+    }
+    for dir in ["t", "t/ok"] {
+        fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    fs::set_permissions(t.join("listable"), fs::Permissions::from_mode(0o444)).unwrap();
+    let exe = env.root().join("traverse");
+    fs::copy(bin(), &exe).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let du_out = as_unprivileged(Command::new("du").arg("-sb").arg(&t))
+        .output()
+        .unwrap();
+    let du_stderr = String::from_utf8_lossy(&du_out.stderr);
+    assert_eq!(du_out.status.code(), Some(1), "du fails too: {du_stderr}");
+    assert_eq!(du_stderr.lines().count(), 3, "{du_stderr}");
+    let du_bytes: u64 = String::from_utf8_lossy(&du_out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for engine in ENGINES {
+        let out = as_unprivileged(
+            Command::new(&exe)
+                .args(["--json", "--engine", engine])
+                .arg(&t),
+        )
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {stderr}");
+        assert_eq!(stderr.lines().count(), 3, "{engine}: {stderr}");
+        for line in stderr.lines() {
+            assert!(
+                line.contains("/t/listable/")
+                    && line.contains("cannot stat")
+                    && line.contains("Permission denied"),
+                "{engine}: {line}"
+            );
+        }
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(
+            (got.files, got.dirs, got.errors, got.bytes),
+            (1, 3, 3, du_bytes),
+            "{engine}"
+        );
+    }
+    fs::set_permissions(t.join("listable"), fs::Permissions::from_mode(0o755)).unwrap();
+}
