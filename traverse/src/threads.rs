@@ -289,7 +289,7 @@ impl Reader {
         if shared.inode_order(self.ents.len()) {
             self.ents.sort_unstable_by_key(|e| e.ino);
         }
-        if shared.config.list || self.ents.len() <= CHUNK || shared.config.jobs == 1 {
+        if shared.config.list || self.ents.len() <= CHUNK || shared.config.max_jobs == 1 {
             stat_entries(
                 worker,
                 shared,
