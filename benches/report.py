@@ -158,6 +158,52 @@ def list_table(run, tree):
     return "\n".join(lines)
 
 
+def targets(run, tree):
+    """The issue's targets for the default engine (`traverse --engine auto`), met or not."""
+    warm, cold = results(run, "warm", tree), results(run, "cold", tree)
+    lw, lc = results(run, "warm", tree, "-list"), results(run, "cold", tree, "-list")
+    is_peer = lambda n: n.split()[0] in SIZE_PEERS
+    is_lpeer = lambda n: n.split()[0] in LIST_PEERS
+    rows = []
+
+    def row(what, value, limit):
+        if value is None or limit is None:
+            return
+        verdict = "met" if value <= limit else "**missed**"
+        rows.append(f"| {what} | {ms(value):.0f} | {ms(limit):.0f} | {verdict} |")
+
+    def med(res, name):
+        r = (res or {}).get(name)
+        return r["median"] if r else None
+
+    d = "traverse --engine auto DIR"
+    for mode, res in (("warm", warm), ("cold", cold)):
+        best = fastest(res, is_peer)
+        if med(res, d) is None or best is None:
+            continue
+        factor = 0.9 if mode == "warm" else 0.6
+        row(f"{mode}: ≤ {factor} × fastest peer (`{best[0]}`)", med(res, d), factor * best[1]["median"])
+        row(f"{mode}: no peer faster (`{best[0]}`)", med(res, d), best[1]["median"])
+        if mode == "warm" and med(res, "floor DIR"):
+            row("warm: ≤ 1.15 × floor / 2", med(res, d), 1.15 * med(res, "floor DIR") / 2)
+        if mode == "cold" and med(res, "du -sb DIR"):
+            row("cold: ≤ 0.3 × `du -sb`", med(res, d), 0.3 * med(res, "du -sb DIR"))
+    dl = "traverse --engine auto --list DIR"
+    for mode, res in (("warm", lw), ("cold", lc)):
+        best = fastest(res, is_lpeer)
+        if med(res, dl) is not None and best is not None:
+            row(f"{mode} --list: ≤ 0.9 × faster of find, fd (`{best[0]}`)", med(res, dl), 0.9 * best[1]["median"])
+    if not rows:
+        return None
+    head = [
+        f"#### {tree}: targets of issue 6 for the default engine (ms)",
+        "",
+        "| target | traverse | limit | |",
+        "|---|---:|---:|---|",
+    ]
+    return "\n".join(head + rows) + "\n"
+
+
 COLORS = {"traverse": "#d9480f", "floor": "#868e96", "size": "#1c7ed6", "list": "#74c0fc"}
 
 
@@ -243,6 +289,9 @@ def main():
         lt = list_table(run, tree)
         if lt:
             out.append(lt)
+        tt = targets(run, tree)
+        if tt:
+            out.append(tt)
     out.append(
         "Total column: ✓ equals `du -sb`/`du -sB1` (or find's count); ≈¹ a documented difference "
         "(gdu counts directories as 4 096 bytes, dua leaves out the root directory, `diskus -b` leaves "
