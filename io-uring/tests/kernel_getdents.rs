@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use io_uring_getdents::detect::{self, Choice, Support, Unavailable};
 use io_uring_getdents::dirent::{DirentIter, HEADER_LEN, MIN_RECORD_LEN, RECORD_ALIGN};
@@ -430,14 +431,38 @@ fn many_reads_in_flight_on_one_file_each_get_their_own_offset() {
     // seek and read.
     let dir = fs::File::open(&path).unwrap();
     let all = reference(&dir);
-    let mut ring = IoUring::new(256).unwrap();
-    let fd = Target::Fd(dir.as_raw_fd());
+    let offsets: Vec<u64> = [0].into_iter().chain(all.iter().map(|r| r.off)).collect();
 
+    // Meanwhile another thread moves the same file's position with
+    // lseek(2), which takes f_pos_lock too. The requests run in io-wq
+    // workers, in parallel, and the window between a request's seek and
+    // its read is short: this thread keeps it busy so a missing lock shows.
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                seek_dir(dir.as_fd(), offsets[i % offsets.len()]).expect("lseek");
+                i += 7;
+            }
+        });
+        let result = std::panic::catch_unwind(|| in_flight_rounds(opcode, &dir, &all, &offsets));
+        stop.store(true, Ordering::Relaxed);
+        if let Err(panic) = result {
+            std::panic::resume_unwind(panic);
+        }
+    });
+}
+
+/// Rounds of many GETDENTS submitted together on `dir`, each from its own
+/// offset; every completion must hold exactly the records after it.
+fn in_flight_rounds(opcode: u8, dir: &fs::File, all: &[Record], offsets: &[u64]) {
     const IN_FLIGHT: usize = 128;
     const LEN: usize = 640;
-    let offsets: Vec<u64> = [0].into_iter().chain(all.iter().map(|r| r.off)).collect();
+    let mut ring = IoUring::new(256).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
     let mut buffers = vec![vec![0u8; LEN]; IN_FLIGHT];
-    for round in 0..4 {
+    for round in 0..8 {
         let mut pending = HashMap::new();
         for (i, buf) in buffers.iter_mut().enumerate() {
             // Spread the requests over the directory, differently per round.
@@ -464,7 +489,7 @@ fn many_reads_in_flight_on_one_file_each_get_their_own_offset() {
                 assert!(res >= 0, "request {i} from {offset}: {res}");
                 assert_eq!(
                     parse(&buffers[i][..res as usize]),
-                    expected_from(&all, offset, LEN),
+                    expected_from(all, offset, LEN),
                     "round {round}, request {i} from offset {offset}"
                 );
                 done += 1;
