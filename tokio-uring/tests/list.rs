@@ -169,11 +169,13 @@ async fn walk_and_compare(choice: BackendChoice, root: &Path) -> usize {
     total
 }
 
-/// A large real tree: /usr, or where /usr is small (the test VM) the
-/// workspace, or TOKIO_URING_GETDENTS_TREE.
-fn big_tree() -> PathBuf {
+/// A large real tree: /usr, or TOKIO_URING_GETDENTS_TREE. Where /usr is
+/// small (the test VM's initramfs has a few hundred entries), a generated
+/// tree of 50 nested directories with 60 entries each stands in; the guard
+/// keeps it alive for the test.
+fn big_tree() -> (PathBuf, Option<tempfile::TempDir>) {
     if let Some(tree) = std::env::var_os("TOKIO_URING_GETDENTS_TREE") {
-        return tree.into();
+        return (tree.into(), None);
     }
     let usr = PathBuf::from("/usr");
     let mut stack = vec![usr.clone()];
@@ -182,22 +184,29 @@ fn big_tree() -> PathBuf {
         for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
             seen += 1;
             if seen >= 10_000 {
-                return usr;
+                return (usr, None);
             }
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(entry.path());
             }
         }
     }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    let tmp = tempfile::tempdir().unwrap();
+    for d in 0..50 {
+        let dir = tmp
+            .path()
+            .join(format!("d{}", d % 10))
+            .join(format!("n{d}"));
+        fs::create_dir_all(&dir).unwrap();
+        create_files(&dir, "f", 58);
+        std::os::unix::fs::symlink("f0", dir.join("link")).unwrap();
+    }
+    (tmp.path().to_path_buf(), Some(tmp))
 }
 
 #[test]
 fn usr_tree_entry_by_entry() {
-    let root = big_tree();
+    let (root, _generated) = big_tree();
     for choice in backends() {
         let total = tokio_uring::start(walk_and_compare(choice, &root));
         assert!(
