@@ -94,6 +94,59 @@ impl FileType {
     }
 }
 
+impl FileType {
+    /// The `DT_*` byte for this type (`DT_UNKNOWN` for [`FileType::Unknown`]).
+    ///
+    /// ```
+    /// use io_uring_getdents::dirent::FileType;
+    /// assert_eq!(FileType::Symlink.d_type(), libc::DT_LNK);
+    /// assert_eq!(FileType::from_d_type(FileType::Fifo.d_type()), FileType::Fifo);
+    /// ```
+    pub fn d_type(self) -> u8 {
+        match self {
+            FileType::Fifo => libc::DT_FIFO,
+            FileType::CharDevice => libc::DT_CHR,
+            FileType::Directory => libc::DT_DIR,
+            FileType::BlockDevice => libc::DT_BLK,
+            FileType::Regular => libc::DT_REG,
+            FileType::Symlink => libc::DT_LNK,
+            FileType::Socket => libc::DT_SOCK,
+            FileType::Unknown => libc::DT_UNKNOWN,
+        }
+    }
+}
+
+/// The type `std::fs` reports, e.g. from `DirEntry::file_type()`.
+///
+/// ```
+/// use io_uring_getdents::dirent::FileType;
+/// let meta = std::fs::symlink_metadata("/")?;
+/// assert_eq!(FileType::from(meta.file_type()), FileType::Directory);
+/// # Ok::<_, std::io::Error>(())
+/// ```
+impl From<std::fs::FileType> for FileType {
+    fn from(ft: std::fs::FileType) -> FileType {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_file() {
+            FileType::Regular
+        } else if ft.is_dir() {
+            FileType::Directory
+        } else if ft.is_symlink() {
+            FileType::Symlink
+        } else if ft.is_fifo() {
+            FileType::Fifo
+        } else if ft.is_socket() {
+            FileType::Socket
+        } else if ft.is_char_device() {
+            FileType::CharDevice
+        } else if ft.is_block_device() {
+            FileType::BlockDevice
+        } else {
+            FileType::Unknown
+        }
+    }
+}
+
 /// One parsed record, borrowing its name from the buffer.
 ///
 /// # Example

@@ -6,7 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirEntryExt, FileTypeExt};
+use std::os::unix::fs::DirEntryExt;
 use std::path::Path;
 
 use io_uring_getdents::dirent::{DirentIter, FileType};
@@ -46,31 +46,16 @@ fn read_with(path: &Path, buf_len: usize) -> Vec<Record> {
     }
 }
 
-fn std_type(ft: fs::FileType) -> FileType {
-    if ft.is_file() {
-        FileType::Regular
-    } else if ft.is_dir() {
-        FileType::Directory
-    } else if ft.is_symlink() {
-        FileType::Symlink
-    } else if ft.is_fifo() {
-        FileType::Fifo
-    } else if ft.is_socket() {
-        FileType::Socket
-    } else if ft.is_block_device() {
-        FileType::BlockDevice
-    } else {
-        FileType::CharDevice
-    }
-}
-
 /// Checks both buffer sizes against read_dir: same names, inodes and types.
 fn check_against_std(path: &Path) -> usize {
     let reference: BTreeMap<OsString, (u64, FileType)> = fs::read_dir(path)
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            (e.file_name(), (e.ino(), std_type(e.file_type().unwrap())))
+            (
+                e.file_name(),
+                (e.ino(), FileType::from(e.file_type().unwrap())),
+            )
         })
         .collect();
     let big = read_with(path, 1 << 20);

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
+use io_uring_getdents::dirent::FileType;
+
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
@@ -46,16 +48,7 @@ impl Shared {
 
 /// The `DT_*` value for a `st_mode`.
 pub(crate) fn d_type_of(mode: u32) -> u8 {
-    match mode & libc::S_IFMT {
-        libc::S_IFREG => libc::DT_REG,
-        libc::S_IFDIR => libc::DT_DIR,
-        libc::S_IFLNK => libc::DT_LNK,
-        libc::S_IFIFO => libc::DT_FIFO,
-        libc::S_IFSOCK => libc::DT_SOCK,
-        libc::S_IFCHR => libc::DT_CHR,
-        libc::S_IFBLK => libc::DT_BLK,
-        _ => libc::DT_UNKNOWN,
-    }
+    FileType::from_mode(mode).d_type()
 }
 
 /// One worker: its own totals and visitor.

@@ -11,9 +11,11 @@ use std::fs::{DirEntry, Metadata, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirEntryExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirEntryExt, MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use io_uring_getdents::dirent::FileType;
 
 use crate::engine::{Shared, Worker};
 use crate::node::DirNode;
@@ -58,23 +60,7 @@ pub(crate) fn stat_of(meta: &Metadata) -> Stat {
 
 /// The `DT_*` value of a `std` file type.
 pub(crate) fn d_type_of(ft: std::fs::FileType) -> u8 {
-    if ft.is_file() {
-        libc::DT_REG
-    } else if ft.is_dir() {
-        libc::DT_DIR
-    } else if ft.is_symlink() {
-        libc::DT_LNK
-    } else if ft.is_fifo() {
-        libc::DT_FIFO
-    } else if ft.is_socket() {
-        libc::DT_SOCK
-    } else if ft.is_char_device() {
-        libc::DT_CHR
-    } else if ft.is_block_device() {
-        libc::DT_BLK
-    } else {
-        libc::DT_UNKNOWN
-    }
+    FileType::from(ft).d_type()
 }
 
 /// A name as the C string [`DirNode`] keeps (directory entries never hold

@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::sync::{mpsc, Arc};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use tokio_uring_getdents::fs::{Dir, DirBuilder, FileType, Metadata};
+use tokio_uring_getdents::fs::{Dir, DirBuilder, Metadata};
 use tokio_uring_getdents::PathError;
 
 use crate::engine::{Event, Forward, Shared, Worker};
@@ -156,20 +156,6 @@ struct Ent {
     d_type: u8,
 }
 
-/// The `DT_*` value of an entry's type.
-fn d_type_of(ft: FileType) -> u8 {
-    match ft {
-        FileType::Regular => libc::DT_REG,
-        FileType::Directory => libc::DT_DIR,
-        FileType::Symlink => libc::DT_LNK,
-        FileType::Fifo => libc::DT_FIFO,
-        FileType::Socket => libc::DT_SOCK,
-        FileType::CharDevice => libc::DT_CHR,
-        FileType::BlockDevice => libc::DT_BLK,
-        FileType::Unknown => libc::DT_UNKNOWN,
-    }
-}
-
 fn stat_of(meta: &Metadata) -> Stat {
     Stat {
         mode: meta.mode(),
@@ -267,7 +253,7 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
                     ino: entry.ino(),
                     start: names.len() as u32,
                     len: name.len().min(255) as u8,
-                    d_type: d_type_of(entry.file_type()),
+                    d_type: entry.file_type().d_type(),
                 });
                 names.extend_from_slice(name);
                 names.push(0);

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirEntryExt, FileTypeExt};
+use std::os::unix::fs::DirEntryExt;
 use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -75,24 +75,7 @@ pub fn std_listing(path: &Path) -> BTreeMap<Vec<u8>, (u64, FileType)> {
         .expect("read_dir")
         .map(|e| {
             let e = e.expect("read_dir entry");
-            let ft = e.file_type().expect("file type");
-            let ft = if ft.is_dir() {
-                FileType::Directory
-            } else if ft.is_file() {
-                FileType::Regular
-            } else if ft.is_symlink() {
-                FileType::Symlink
-            } else if ft.is_fifo() {
-                FileType::Fifo
-            } else if ft.is_socket() {
-                FileType::Socket
-            } else if ft.is_char_device() {
-                FileType::CharDevice
-            } else if ft.is_block_device() {
-                FileType::BlockDevice
-            } else {
-                FileType::Unknown
-            };
+            let ft = FileType::from(e.file_type().expect("file type"));
             (e.file_name().as_bytes().to_vec(), (e.ino(), ft))
         })
         .collect()
