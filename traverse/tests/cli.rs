@@ -6,7 +6,8 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -115,6 +116,39 @@ fn as_unprivileged(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// A copy of the binary under test that the unprivileged user can surely run.
+fn exe_for_others(env: &TestEnv) -> PathBuf {
+    let exe = env.root().join("traverse");
+    fs::copy(bin(), &exe).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    exe
+}
+
+/// `du -sb PATH` run as the unprivileged user: its output and the total it printed.
+fn du_sb_unprivileged(path: &Path) -> (Output, u64) {
+    let out = as_unprivileged(Command::new("du").arg("-sb").arg(path))
+        .output()
+        .unwrap();
+    let bytes = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (out, bytes)
+}
+
+/// `EXE --json --engine ENGINE PATH` run as the unprivileged user.
+fn json_unprivileged(exe: &Path, engine: &str, path: &Path) -> Output {
+    as_unprivileged(
+        Command::new(exe)
+            .args(["--json", "--engine", engine])
+            .arg(path),
+    )
+    .output()
+    .unwrap()
+}
+
 #[test]
 fn unreadable_directory_is_reported_and_the_walk_goes_on() {
     let env = TestEnv::new();
@@ -128,32 +162,15 @@ fn unreadable_directory_is_reported_and_the_walk_goes_on() {
         fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
     }
     fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o000)).unwrap();
-    // A copy of the binary the other user can surely run.
-    let exe = env.root().join("traverse");
-    fs::copy(bin(), &exe).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-    let du_out = as_unprivileged(Command::new("du").arg("-sb").arg(&t))
-        .output()
-        .unwrap();
+    let exe = exe_for_others(&env);
+    let (du_out, du_bytes) = du_sb_unprivileged(&t);
     assert_eq!(
         du_out.status.code(),
         Some(1),
         "du fails too, so the test is real"
     );
-    let du_bytes: u64 = String::from_utf8_lossy(&du_out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
     for engine in ENGINES {
-        let out = as_unprivileged(
-            Command::new(&exe)
-                .args(["--json", "--engine", engine])
-                .arg(&t),
-        )
-        .output()
-        .unwrap();
+        let out = json_unprivileged(&exe, engine, &t);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{engine}: {stderr}");
         assert!(
@@ -469,29 +486,13 @@ fn entries_that_cannot_be_stat_ed_are_errors_and_the_walk_goes_on() {
         fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
     }
     fs::set_permissions(t.join("listable"), fs::Permissions::from_mode(0o444)).unwrap();
-    let exe = env.root().join("traverse");
-    fs::copy(bin(), &exe).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-    let du_out = as_unprivileged(Command::new("du").arg("-sb").arg(&t))
-        .output()
-        .unwrap();
+    let exe = exe_for_others(&env);
+    let (du_out, du_bytes) = du_sb_unprivileged(&t);
     let du_stderr = String::from_utf8_lossy(&du_out.stderr);
     assert_eq!(du_out.status.code(), Some(1), "du fails too: {du_stderr}");
     assert_eq!(du_stderr.lines().count(), 3, "{du_stderr}");
-    let du_bytes: u64 = String::from_utf8_lossy(&du_out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
     for engine in ENGINES {
-        let out = as_unprivileged(
-            Command::new(&exe)
-                .args(["--json", "--engine", engine])
-                .arg(&t),
-        )
-        .output()
-        .unwrap();
+        let out = json_unprivileged(&exe, engine, &t);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{engine}: {stderr}");
         assert_eq!(stderr.lines().count(), 3, "{engine}: {stderr}");
