@@ -24,7 +24,12 @@ install_missing() {
 	if ! apt-cache show "${missing[@]}" >/dev/null 2>&1; then
 		apt-get update -qq >&2
 	fi
+	# A package list that knows the names can still be stale (an old
+	# version no longer served): refresh once and retry before giving up.
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends "${missing[@]}" >&2 ||
-		die "could not install ${missing[*]}"
+		--no-install-recommends "${missing[@]}" >&2 || {
+		apt-get update -qq >&2 &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				--no-install-recommends "${missing[@]}" >&2
+	} || die "could not install ${missing[*]}"
 }
