@@ -206,3 +206,36 @@ impl FdBudget {
         self.free.fetch_add(1, Ordering::AcqRel);
     }
 }
+
+/// One entry of a directory being read, its name kept in a shared names
+/// buffer with a NUL after it (one allocation per directory, not per entry).
+#[derive(Clone, Copy)]
+pub(crate) struct Ent {
+    pub ino: u64,
+    start: u32,
+    len: u8,
+    pub d_type: u8,
+}
+
+impl Ent {
+    /// Appends `name` to `names` and returns the entry that refers to it.
+    pub fn push(names: &mut Vec<u8>, ino: u64, name: &[u8], d_type: u8) -> Ent {
+        let ent = Ent {
+            ino,
+            start: names.len() as u32,
+            // The kernel caps names at 255 bytes (NAME_MAX).
+            len: name.len().min(255) as u8,
+            d_type,
+        };
+        names.extend_from_slice(name);
+        names.push(0);
+        ent
+    }
+
+    /// The entry's name in `names`, with its NUL.
+    pub fn name<'n>(&self, names: &'n [u8]) -> &'n CStr {
+        let start = self.start as usize;
+        CStr::from_bytes_with_nul(&names[start..=start + usize::from(self.len)])
+            .expect("names are stored with one NUL after them")
+    }
+}

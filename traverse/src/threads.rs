@@ -8,7 +8,6 @@
 //! the stack, so one wide directory keeps every worker busy. The lock is
 //! taken once per directory or chunk, never per entry.
 
-use std::ffi::CStr;
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +19,7 @@ use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
-use crate::node::DirNode;
+use crate::node::{DirNode, Ent};
 use crate::sys;
 use crate::totals::Accumulator;
 use crate::{Op, VisitorBuilder};
@@ -206,16 +205,6 @@ impl Queue {
     }
 }
 
-/// One entry of a directory; its name lives in a names buffer with a NUL
-/// after it.
-#[derive(Clone, Copy)]
-struct Ent {
-    ino: u64,
-    start: u32,
-    len: u8,
-    d_type: u8,
-}
-
 /// A worker's buffers, kept from one directory to the next.
 struct Reader {
     buf: Vec<u8>,
@@ -274,16 +263,12 @@ impl Reader {
                 if entry.is_dot_or_dotdot() {
                     continue;
                 }
-                let name = entry.name_bytes();
-                self.ents.push(Ent {
-                    ino: entry.ino(),
-                    start: self.names.len() as u32,
-                    // The kernel caps names at 255 bytes (NAME_MAX).
-                    len: name.len().min(255) as u8,
-                    d_type: entry.d_type(),
-                });
-                self.names.extend_from_slice(name);
-                self.names.push(0);
+                self.ents.push(Ent::push(
+                    &mut self.names,
+                    entry.ino(),
+                    entry.name_bytes(),
+                    entry.d_type(),
+                ));
             }
         }
         if shared.inode_order(self.ents.len()) {
@@ -371,11 +356,8 @@ fn stat_entries(
         if i % 1024 == 1023 && shared.interrupted() {
             break;
         }
-        let start = ent.start as usize;
-        let end = start + usize::from(ent.len);
-        let name = &names[start..end];
-        let cname = CStr::from_bytes_with_nul(&names[start..=end])
-            .expect("names are stored with one NUL after them");
+        let cname = ent.name(names);
+        let name = cname.to_bytes();
         let st = if shared.needs_stat(ent.d_type) {
             match sys::statx(Some(fd), cname) {
                 Ok(st) => Some(st),

@@ -25,7 +25,7 @@ use tokio_uring_getdents::fs::{Dir, DirBuilder, Metadata};
 use tokio_uring_getdents::PathError;
 
 use crate::engine::{Event, Forward, Shared, Worker};
-use crate::node::DirNode;
+use crate::node::{DirNode, Ent};
 use crate::sys::{Stat, STATX_MASK};
 use crate::totals::Accumulator;
 use crate::{Error, Op, VisitorBuilder};
@@ -147,15 +147,6 @@ impl UNode {
     }
 }
 
-/// One entry of the directory being read; its name is in a names buffer.
-#[derive(Clone, Copy)]
-struct Ent {
-    ino: u64,
-    start: u32,
-    len: u8,
-    d_type: u8,
-}
-
 fn stat_of(meta: &Metadata) -> Stat {
     Stat {
         mode: meta.mode(),
@@ -248,15 +239,12 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
     while let Some(entry) = dir.next().await {
         match entry {
             Ok(entry) => {
-                let name = entry.file_name().as_bytes();
-                ents.push(Ent {
-                    ino: entry.ino(),
-                    start: names.len() as u32,
-                    len: name.len().min(255) as u8,
-                    d_type: entry.file_type().d_type(),
-                });
-                names.extend_from_slice(name);
-                names.push(0);
+                ents.push(Ent::push(
+                    &mut names,
+                    entry.ino(),
+                    entry.file_name().as_bytes(),
+                    entry.file_type().d_type(),
+                ));
             }
             Err(cause) => {
                 worker.dir_error(Op::Read, plain(cause));
@@ -270,11 +258,7 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
     if shared.inode_order(ents.len()) {
         ents.sort_unstable_by_key(|e| e.ino);
     }
-    let cname = |ent: &Ent| {
-        let start = ent.start as usize;
-        CStr::from_bytes_with_nul(&names[start..=start + usize::from(ent.len)])
-            .expect("names are stored with one NUL after them")
-    };
+    let cname = |ent: &Ent| ent.name(&names);
     let mut stats = FuturesUnordered::new();
     let mut next = ents.iter();
     loop {
