@@ -193,18 +193,23 @@ impl TestFs {
         }
     }
 
-    /// Whether `rel` has a fault that applies to this request. Every fault
-    /// fails READDIR; only [`Fault::Eio`] fails LOOKUP, GETATTR and OPENDIR.
-    fn injected(&self, rel: &Path, readdir: bool) -> bool {
-        let hit = match self.faults.get(rel) {
-            Some(Fault::Eio) => true,
-            Some(Fault::EioReaddir) => readdir,
-            None => false,
+    /// The error to inject for this request on `rel`, if any. Every fault
+    /// fails READDIR; [`Fault::Eio`] and [`Fault::Vanish`] also fail
+    /// LOOKUP, GETATTR and OPENDIR.
+    fn injected(&self, rel: &Path, readdir: bool) -> Option<Errno> {
+        let errno = match self.faults.get(rel)? {
+            Fault::Eio => Errno::EIO,
+            Fault::EioReaddir if readdir => Errno::EIO,
+            Fault::EioReaddir => return None,
+            Fault::Vanish => Errno::ENOENT,
         };
-        if hit {
-            lock(&self.stats).eio_injected += 1;
+        let mut stats = lock(&self.stats);
+        if errno == Errno::ENOENT {
+            stats.enoent_injected += 1;
+        } else {
+            stats.eio_injected += 1;
         }
-        hit
+        Some(errno)
     }
 
     fn rel(&self, ino: INodeNo) -> Result<PathBuf, Errno> {
@@ -247,8 +252,8 @@ impl TestFs {
 
     fn lookup_entry(&self, parent: INodeNo, name: &OsStr) -> Result<FileAttr, Errno> {
         let rel = self.rel(parent)?.join(name);
-        if self.injected(&rel, false) {
-            return Err(Errno::EIO);
+        if let Some(errno) = self.injected(&rel, false) {
+            return Err(errno);
         }
         let meta = fs::symlink_metadata(self.full(&rel)).map_err(|e| errno(&e))?;
         let ino = lock(&self.inodes).intern((meta.dev(), meta.ino()), rel, parent);
@@ -257,8 +262,8 @@ impl TestFs {
 
     fn node_attr(&self, ino: INodeNo) -> Result<FileAttr, Errno> {
         let rel = self.rel(ino)?;
-        if self.injected(&rel, false) {
-            return Err(Errno::EIO);
+        if let Some(errno) = self.injected(&rel, false) {
+            return Err(errno);
         }
         let meta = fs::symlink_metadata(self.full(&rel)).map_err(|e| errno(&e))?;
         Ok(attr(ino, &meta))
@@ -272,8 +277,8 @@ impl TestFs {
             let node = inodes.get(ino).ok_or(Errno::ESTALE)?;
             (node.rel.clone(), node.parent)
         };
-        if self.injected(&rel, false) {
-            return Err(Errno::EIO);
+        if let Some(errno) = self.injected(&rel, false) {
+            return Err(errno);
         }
         let dir = self.full(&rel);
         let dev = fs::symlink_metadata(&dir).map_err(|e| errno(&e))?.dev();
@@ -447,8 +452,8 @@ impl Filesystem for TestFs {
             Ok(rel) => rel,
             Err(e) => return reply.error(e),
         };
-        if self.injected(&rel, true) {
-            return reply.error(Errno::EIO);
+        if let Some(errno) = self.injected(&rel, true) {
+            return reply.error(errno);
         }
         let items = match lock(&self.handles).get(&fh.0) {
             Some(Handle::Dir(items)) => items.clone(),

@@ -48,7 +48,7 @@ pub use stats::Stats;
 /// name.
 pub const STATS_FILE: &str = ".testfs-stats";
 
-/// Which requests fail with `EIO` on a faulty path.
+/// Which requests fail, and how, on a faulty path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// LOOKUP, GETATTR, OPENDIR and READDIR of the path fail: the name is
@@ -57,6 +57,11 @@ pub enum Fault {
     /// Only READDIR fails: the directory can be stat'ed and opened, but
     /// `getdents64` on it returns `EIO`, as a server dropping a listing.
     EioReaddir,
+    /// LOOKUP, GETATTR, OPENDIR and READDIR of the path fail with `ENOENT`
+    /// while its parent still lists the name: the path looks removed
+    /// between the parent's `getdents64` and a `stat` of the entry, the
+    /// race a walker meets on a changing tree, made deterministic.
+    Vanish,
 }
 
 /// How a testfs mount behaves.
@@ -154,7 +159,7 @@ impl Options {
         self
     }
 
-    /// Inject `EIO` on `path`, relative to the source directory (or an
+    /// Inject `fault` on `path`, relative to the source directory (or an
     /// absolute path inside it). The last fault given for a path wins.
     ///
     /// # Example

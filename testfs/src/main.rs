@@ -24,6 +24,9 @@ Options:
   --eio PATH            fail LOOKUP, GETATTR, OPENDIR and READDIR of PATH
                         (relative to SOURCE) with EIO; repeatable
   --eio-readdir PATH    fail only READDIR of PATH with EIO; repeatable
+  --vanish PATH         fail LOOKUP, GETATTR, OPENDIR and READDIR of PATH
+                        with ENOENT while its parent still lists it (as if
+                        removed after the listing); repeatable
   --threads N           serve N requests at once [default: 16]
   --ttl-ms N            let the kernel cache names and attributes N ms
                         [default: 0: every stat reaches testfs]
@@ -70,6 +73,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             }
             "--eio" => options = options.fault(path(&arg, args.next())?, Fault::Eio),
             "--eio-readdir" => options = options.fault(path(&arg, args.next())?, Fault::EioReaddir),
+            "--vanish" => options = options.fault(path(&arg, args.next())?, Fault::Vanish),
             flag if flag.starts_with('-') && flag.len() > 1 => {
                 return Err(format!("unknown option {flag:?}"))
             }

@@ -44,6 +44,8 @@ pub struct Stats {
     pub readdir_max_reply: u64,
     /// Requests answered with an injected `EIO`.
     pub eio_injected: u64,
+    /// Requests answered with an injected `ENOENT` ([`Fault::Vanish`](crate::Fault::Vanish)).
+    pub enoent_injected: u64,
     /// Requests that waited the full configured delay before their reply.
     pub delayed: u64,
 }
@@ -94,6 +96,7 @@ impl Stats {
             readdir_entries: self.readdir_entries - earlier.readdir_entries,
             readdir_max_reply: self.readdir_max_reply,
             eio_injected: self.eio_injected - earlier.eio_injected,
+            enoent_injected: self.enoent_injected - earlier.enoent_injected,
             delayed: self.delayed - earlier.delayed,
         }
     }
@@ -117,6 +120,7 @@ impl fmt::Display for Stats {
             ("readdir_entries", self.readdir_entries),
             ("readdir_max_reply", self.readdir_max_reply),
             ("eio_injected", self.eio_injected),
+            ("enoent_injected", self.enoent_injected),
             ("delayed", self.delayed),
             ("ops", self.ops()),
         ];

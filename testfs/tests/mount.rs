@@ -170,7 +170,7 @@ fn listing_through_mount_matches_source() {
 
     let stats = mount.unmount().unwrap();
     assert!(stats.readdir > 0 && stats.lookup > 0);
-    assert_eq!(stats.eio_injected, 0);
+    assert_eq!((stats.eio_injected, stats.enoent_injected), (0, 0));
     assert_eq!(stats.delayed, 0, "no delay was asked for");
 }
 
@@ -205,6 +205,54 @@ fn eio_on_a_subdirectory_leaves_the_rest_listable() {
     });
     assert_eq!(seen, expected);
     assert!(mount.stats().eio_injected >= 3);
+}
+
+#[test]
+fn vanished_paths_are_listed_but_cannot_be_stat_ed() {
+    require_fuse!();
+    let (source, mnt) = dirs();
+    let options = Options::new()
+        .fault("gone", Fault::Vanish)
+        .fault("a/f1.dat", Fault::Vanish);
+    let mount = Mount::new(source.path(), mnt.path(), &options).unwrap();
+
+    // The parents still list both names, with their types.
+    let names = |dir: &Path| -> Vec<(std::ffi::OsString, bool)> {
+        let mut v: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), e.file_type().unwrap().is_dir())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(mount.mountpoint()), names(source.path()));
+    let a = mount.mountpoint().join("a");
+    assert_eq!(names(&a), names(&source.path().join("a")));
+    // ... but stat and open of them fail with ENOENT, every time.
+    for _ in 0..2 {
+        for path in [mount.mountpoint().join("gone"), a.join("f1.dat")] {
+            let err = fs::symlink_metadata(&path).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{path:?}: {err}");
+        }
+    }
+    let err = fs::read_dir(mount.mountpoint().join("gone")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
+
+    let (seen, errors) = list(mount.mountpoint());
+    let failed: Vec<_> = errors.keys().cloned().collect();
+    assert_eq!(failed, [PathBuf::from("a/f1.dat"), PathBuf::from("gone")]);
+    assert!(errors
+        .values()
+        .all(|e| e.raw_os_error() == Some(libc::ENOENT)));
+    let (mut expected, _) = list(source.path());
+    expected.retain(|path, _| !(path.starts_with("gone") || path == Path::new("a/f1.dat")));
+    assert_eq!(seen, expected);
+    let stats = mount.unmount().unwrap();
+    assert!(stats.enoent_injected >= 5, "{stats}");
+    assert_eq!(stats.eio_injected, 0);
 }
 
 /// Reads a directory through the mount with getdents64 into `buf_size`
