@@ -34,6 +34,7 @@ mod stats;
 
 use std::collections::HashMap;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -171,6 +172,43 @@ impl Options {
         self.faults.push((path.into(), fault));
         self
     }
+}
+
+/// Why this process cannot mount testfs, if it cannot: no `/dev/fuse`,
+/// or not root and no usable `fusermount3`. Tests that need a mount print
+/// "skipped: <why>" and return in that case.
+///
+/// # Example
+///
+/// ```
+/// if let Some(why) = testfs::cannot_mount() {
+///     println!("skipped: {why}");
+/// }
+/// ```
+pub fn cannot_mount() -> Option<String> {
+    if !Path::new("/dev/fuse").exists() {
+        return Some("no /dev/fuse".into());
+    }
+    // /proc/self belongs to the effective user: no unsafe geteuid needed.
+    if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        return None;
+    }
+    let helper = ["/usr/bin/fusermount3", "/bin/fusermount3"]
+        .iter()
+        .any(|p| Path::new(p).exists());
+    if !helper {
+        return Some("not root and no fusermount3 (Debian package fuse3)".into());
+    }
+    // fuser opens /dev/fuse as the caller before it falls back to
+    // fusermount3, so a device only root may open rules out non-root.
+    if let Err(err) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+    {
+        return Some(format!("not root and cannot open /dev/fuse: {err}"));
+    }
+    None
 }
 
 /// A mounted testfs. Dropping it unmounts (errors go to stderr); call

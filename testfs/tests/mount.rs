@@ -1,8 +1,6 @@
 //! Mounts testfs over generated trees and checks it against `std::fs` on
 //! the source. Tests that cannot mount here print "skipped: <why>".
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
@@ -21,7 +19,7 @@ use testfs::{Fault, Mount, Options, STATS_FILE};
 
 macro_rules! require_fuse {
     () => {
-        if let Some(why) = common::cannot_mount() {
+        if let Some(why) = testfs::cannot_mount() {
             println!("skipped: {why}");
             return;
         }

@@ -2,8 +2,6 @@
 //! request, every engine's totals equal `du -sb` and `std::fs` on the
 //! source, and injected EIO is reported while the walk goes on.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -103,7 +101,7 @@ fn engines() -> Vec<Engine> {
 
 #[test]
 fn totals_are_exact_on_a_slow_filesystem() {
-    if let Some(why) = common::cannot_mount() {
+    if let Some(why) = testfs::cannot_mount() {
         println!("skipped: {why}");
         return;
     }
@@ -132,7 +130,7 @@ fn totals_are_exact_on_a_slow_filesystem() {
 
 #[test]
 fn injected_eio_is_reported_and_the_walk_goes_on() {
-    if let Some(why) = common::cannot_mount() {
+    if let Some(why) = testfs::cannot_mount() {
         println!("skipped: {why}");
         return;
     }

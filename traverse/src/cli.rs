@@ -18,7 +18,9 @@ use traverse::{Engine, WalkBuilder};
 #[derive(Debug, Parser)]
 #[command(name = "traverse", version)]
 pub struct Opts {
-    /// Directories (or files) to count.
+    /// Directories to count. A PATH that is not a directory (a file, a
+    /// symlink, which is not followed: write `link/` to walk its target) is
+    /// reported as an error (exit status 1) and the other PATHs are walked.
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<PathBuf>,
 

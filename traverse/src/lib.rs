@@ -449,8 +449,11 @@ impl Walk {
     }
 
     /// Walks `root`, handing listed paths and errors to visitors from
-    /// `visitors`. A root that is not a directory is counted as one entry,
-    /// as `du` and `find` do.
+    /// `visitors`. A root that is not a directory (a file, a symlink, which
+    /// is not followed, a device...) is an error ([`Op::Open`], "Not a
+    /// directory") and counts nothing else. Write `link/` to walk the
+    /// directory a symlink `link` points to: the kernel follows a symlink
+    /// before a trailing slash.
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
         let mut acc = Accumulator::new(self.config.count_links);
         let mut visitor = visitors.build();
@@ -474,6 +477,11 @@ impl Walk {
                 return self.finish(acc);
             }
         };
+        if !st.is_dir() {
+            visitor.error(Error::new(root, Op::Open, not_a_directory(st.mode)));
+            acc.totals.errors += 1;
+            return self.finish(acc);
+        }
         if self.config.list {
             acc.add_type(engine::d_type_of(st.mode));
             visitor.visit(root);
@@ -482,7 +490,7 @@ impl Walk {
         }
         self.progress.add(1, st.size);
         drop(visitor);
-        if st.is_dir() && !self.interrupt.load(Ordering::Relaxed) {
+        if !self.interrupt.load(Ordering::Relaxed) {
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,
@@ -508,6 +516,19 @@ impl Walk {
             totals: acc.finish(&mut seen),
             partial: self.interrupt.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// Why a root of this `st_mode` cannot be walked; for a symlink, how to
+/// walk its target.
+fn not_a_directory(mode: u32) -> std::io::Error {
+    if mode & libc::S_IFMT == libc::S_IFLNK {
+        std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "Not a directory: a symbolic link, not followed (add a trailing / to follow it)",
+        )
+    } else {
+        std::io::Error::from_raw_os_error(libc::ENOTDIR)
     }
 }
 

@@ -67,21 +67,116 @@ fn missing_path_is_a_runtime_error() {
     );
 }
 
+/// The one stderr line traverse gives for a PATH that is not a directory.
+fn not_a_directory_line(path: &Path, cause: &str) -> String {
+    format!(
+        "traverse: {}: cannot open directory: {cause}",
+        path.display()
+    )
+}
+
 #[test]
-fn file_and_symlink_arguments_count_themselves_like_du() {
+fn a_path_that_is_not_a_directory_is_an_error_and_the_others_are_walked() {
     let env = TestEnv::new();
     let file = env.file("f", 1234);
+    let a = env.mkdir("a");
+    env.file("a/x/inner", 99);
+    let b = env.mkdir("b");
+    env.file("b/y", 5);
+    let dev_null = Path::new("/dev/null");
+    let enotdir = "Not a directory (os error 20)";
+    // The reference agrees that these are no directories to walk.
+    let find = Command::new("find").arg(file.join("")).output().unwrap();
+    assert!(String::from_utf8_lossy(&find.stderr).contains("Not a directory"));
+    let (want_a, want_b) = (reference(&a, false, false), reference(&b, false, false));
+    for engine in ENGINES {
+        for (path, cause) in [(&*file, enotdir), (dev_null, enotdir)] {
+            let (code, stdout, stderr) = code_and_stderr(&[
+                OsStr::new("--json"),
+                OsStr::new("--engine"),
+                OsStr::new(engine),
+                path.as_os_str(),
+            ]);
+            assert_eq!(code, Some(1), "{engine} {path:?}: {stderr}");
+            assert_eq!(stderr, not_a_directory_line(path, cause) + "\n");
+            let (_, t) = parse_json(stdout.trim_end());
+            assert_eq!(
+                t,
+                Totals {
+                    errors: 1,
+                    ..Totals::default()
+                },
+                "{engine} {path:?}: nothing counted"
+            );
+        }
+        // Among other PATHs: reported, and the others are walked in full.
+        let (code, stdout, stderr) = code_and_stderr(&[
+            OsStr::new("--json"),
+            OsStr::new("--engine"),
+            OsStr::new(engine),
+            a.as_os_str(),
+            file.as_os_str(),
+            b.as_os_str(),
+        ]);
+        assert_eq!(code, Some(1), "{engine}: {stderr}");
+        assert_eq!(stderr, not_a_directory_line(&file, enotdir) + "\n");
+        let lines: Vec<Totals> = stdout.lines().map(|l| parse_json(l).1).collect();
+        assert_eq!(lines.len(), 4, "{engine}: {stdout}");
+        assert_eq!(lines[0], want_a, "{engine}");
+        assert_eq!(lines[1].errors, 1, "{engine}");
+        assert_eq!(lines[2], want_b, "{engine}");
+        assert_eq!(lines[3].files, want_a.files + want_b.files, "{engine}");
+        assert_eq!(lines[3].errors, 1, "{engine}");
+    }
+}
+
+#[test]
+fn a_symlink_path_is_not_followed_unless_it_ends_with_a_slash() {
+    let env = TestEnv::new();
     let dir = env.mkdir("d");
     env.file("d/inner", 99);
+    env.file("d/sub/deeper", 1000);
+    symlink("sub", dir.join("link-inside")).unwrap();
     let link = env.root().join("link");
     symlink(&dir, &link).unwrap();
+    let dangling = env.root().join("dangling");
+    symlink("nowhere", &dangling).unwrap();
+    let cause = "Not a directory: a symbolic link, not followed (add a trailing / to follow it)";
     for engine in ENGINES {
-        let t = totals(&file, engine, &[]);
-        assert_eq!((t.files, t.dirs, t.bytes), (1, 0, 1234));
-        let t = totals(&link, engine, &[]);
-        assert_eq!((t.files, t.symlinks), (0, 1), "symlinks are not followed");
-        assert_eq!(t.bytes, du(&link, &["-sb"]));
+        for path in [&link, &dangling] {
+            let (code, stdout, stderr) = code_and_stderr(&[
+                OsStr::new("--json"),
+                OsStr::new("--engine"),
+                OsStr::new(engine),
+                path.as_os_str(),
+            ]);
+            assert_eq!(code, Some(1), "{engine} {path:?}: {stderr}");
+            assert_eq!(stderr, not_a_directory_line(path, cause) + "\n");
+            assert_eq!(parse_json(stdout.trim_end()).1.errors, 1);
+        }
     }
+    // `link/`: the kernel follows the symlink, as for `find link/` and
+    // `du -sb link/`; the symlink inside is still not followed.
+    let followed = link.join("");
+    assert!(followed.as_os_str().as_encoded_bytes().ends_with(b"/"));
+    check_all_engines(&followed, &[]);
+    let listed = traverse([OsStr::new("--list"), followed.as_os_str()]);
+    assert_eq!(listed.status.code(), Some(0));
+    let find = Command::new("find").arg(&followed).output().unwrap();
+    let sorted = |bytes: Vec<u8>| {
+        let mut lines: Vec<String> = String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        lines
+    };
+    let ours = sorted(listed.stdout);
+    assert_eq!(ours, sorted(find.stdout));
+    assert!(ours
+        .iter()
+        .all(|l| l.starts_with(&*followed.to_string_lossy())));
 }
 
 #[test]
@@ -512,4 +607,92 @@ fn entries_that_cannot_be_stat_ed_are_errors_and_the_walk_goes_on() {
         );
     }
     fs::set_permissions(t.join("listable"), fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Sum of `du ARGS PATH`'s first number, and its stderr, whatever its
+/// exit status.
+fn du_allowing_errors(path: &Path, args: &[&str]) -> (u64, Option<i32>, String) {
+    let out = Command::new("du").args(args).arg(path).output().unwrap();
+    let bytes = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (
+        bytes,
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn entry_removed_between_getdents_and_statx_is_an_error_and_the_walk_goes_on() {
+    // testfs's Vanish fault: the parent's getdents64 lists the names, and
+    // every lookup or stat of them fails with ENOENT, as when they are
+    // removed between the two calls; deterministic, unlike a real race.
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let env = TestEnv::new();
+    let src = env.mkdir("src");
+    for d in 0..6 {
+        for f in 0..4 {
+            env.file(&format!("src/d{d}/f{f}"), 100 * d + 7 * f + 1);
+        }
+    }
+    env.file("src/d3/deeper/x", 5000);
+    symlink("d0", src.join("link")).unwrap();
+    let mnt = env.mkdir("mnt");
+    let options = testfs::Options::new()
+        .fault("d3", testfs::Fault::Vanish)
+        .fault("d5/f2", testfs::Fault::Vanish);
+    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let mnt = mount.mountpoint();
+
+    // du meets the same two errors through the mount, so the fault is real;
+    // its totals are the reference for the bytes.
+    let (bytes, du_code, du_stderr) = du_allowing_errors(mnt, &["-sb"]);
+    let (disk_bytes, _, _) = du_allowing_errors(mnt, &["-sB1"]);
+    assert_eq!(du_code, Some(1), "{du_stderr}");
+    assert_eq!(du_stderr.lines().count(), 2, "{du_stderr}");
+    // Counts: the source's, less the vanished directory and file.
+    let all = reference(&src, false, false);
+    let gone = reference(&src.join("d3"), false, false);
+    let want = Totals {
+        files: all.files - gone.files - 1,
+        dirs: all.dirs - gone.dirs,
+        symlinks: 1,
+        other: 0,
+        bytes,
+        disk_bytes,
+        errors: 2,
+    };
+    for engine in ENGINES {
+        let out = traverse([
+            OsStr::new("--json"),
+            OsStr::new("--engine"),
+            OsStr::new(engine),
+            mnt.as_os_str(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{engine}: {stderr}");
+        let mut lines: Vec<&str> = stderr.lines().collect();
+        lines.sort();
+        let expect: Vec<String> = ["d3", "d5/f2"]
+            .iter()
+            .map(|rel| {
+                format!(
+                    "traverse: {}: cannot stat: No such file or directory (os error 2)",
+                    mnt.join(rel).display()
+                )
+            })
+            .collect();
+        assert_eq!(lines, expect, "{engine}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "{engine}");
+    }
+    let stats = mount.unmount().unwrap();
+    assert!(stats.enoent_injected >= 2 * ENGINES.len() as u64, "{stats}");
 }
