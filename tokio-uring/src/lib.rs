@@ -46,7 +46,10 @@
 //!   that closes the new descriptor when it arrives; nothing leaks.
 //!
 //! If the whole runtime shuts down, tokio-uring waits for every operation
-//! in flight; descriptors being opened at that moment are not closed.
+//! in flight, but frees the stable data of dropped ones before their
+//! completion; memory the kernel writes is kept aside (not freed) in that
+//! case, until the next runtime on the thread starts. Descriptors being
+//! opened at that moment are not closed.
 //! DESIGN.md in the repository explains the choices.
 //!
 //! # Errors

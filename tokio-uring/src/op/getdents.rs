@@ -7,6 +7,8 @@ use io_uring_getdents::opcode::GetDents;
 use tokio_uring::{InFlightOneshot, OneshotOutputTransform, UnsubmittedOneshot};
 
 use super::cqe_result;
+use super::kernel_box::KernelBox;
+use super::reaper::Reaper;
 use crate::fd::SharedFd;
 
 /// What the kernel may touch while the read is in flight.
@@ -15,7 +17,7 @@ pub(crate) struct ReadData {
     _fd: SharedFd,
     /// The kernel writes records here; moved back to the `Dir` on
     /// completion, freed by tokio-uring after the completion otherwise.
-    buf: Box<[u8]>,
+    buf: KernelBox<[u8]>,
 }
 
 /// Hands back the byte count and the buffer.
@@ -27,7 +29,7 @@ impl OneshotOutputTransform for ReadDone {
 
     fn transform_oneshot_output(self, data: ReadData, cqe: cqueue::Entry) -> Self::Output {
         let res = cqe_result(&cqe).map(|n| n as usize);
-        (res, data.buf)
+        (res, data.buf.into_inner())
     }
 }
 
@@ -35,13 +37,17 @@ pub(crate) type InFlightRead = InFlightOneshot<ReadData, ReadDone>;
 
 /// Submits a read of `buf.len()` bytes of records from directory position
 /// `offset`.
-pub(crate) fn getdents(fd: &SharedFd, mut buf: Box<[u8]>, offset: u64, opcode: u8) -> InFlightRead {
+pub(crate) fn getdents(fd: &SharedFd, buf: Box<[u8]>, offset: u64, opcode: u8) -> InFlightRead {
+    // The runtime's task must exist before the first buffer is handed to
+    // the kernel: it tells `KernelBox` when the runtime shuts down.
+    Reaper::current();
+    let mut buf = KernelBox::new(buf);
     let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
     // The pointer stays valid after `buf` moves into the stable data: a
     // boxed slice's heap block does not move with its owner, and the block
     // is freed only after the completion (tokio-uring's contract for
-    // `stable_data`).
-    let sqe = GetDents::new(types::Fd(fd.raw()), buf.as_mut_ptr(), len)
+    // `stable_data`, which `KernelBox` upholds at runtime shutdown too).
+    let sqe = GetDents::new(types::Fd(fd.raw()), buf.as_mut_ptr().cast::<u8>(), len)
         .offset(offset)
         .opcode(opcode)
         .build();

@@ -13,6 +13,7 @@ use tokio_uring::{InFlightOneshot, OneshotOutputTransform};
 
 pub(crate) mod close;
 pub(crate) mod getdents;
+pub(crate) mod kernel_box;
 pub(crate) mod name;
 pub(crate) mod openat;
 pub(crate) mod reaper;

@@ -1,10 +1,14 @@
-//! Collects the results of opens whose futures were dropped in flight.
+//! The per-runtime task of this crate.
 //!
-//! tokio-uring keeps a dropped operation's stable data until its
-//! completion, but throws the completion away, so a dropped OPENAT would
-//! leak the descriptor it creates. Instead, a dropped `OpenDirFuture` hands
-//! its in-flight operation to this per-runtime task, which polls it to the
-//! end and drops the resulting `Dir`, closing the descriptor.
+//! It has two jobs:
+//! - Collect the results of opens whose futures were dropped in flight.
+//!   tokio-uring keeps a dropped operation's stable data until its
+//!   completion, but throws the completion away, so a dropped OPENAT would
+//!   leak the descriptor it creates. Instead, a dropped `OpenDirFuture`
+//!   hands its in-flight operation to this task, which polls it to the end
+//!   and drops the resulting `Dir`, closing the descriptor.
+//! - Tell [`kernel_box`](super::kernel_box) when the runtime shuts down:
+//!   the runtime drops this task with its others, before its driver.
 
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -12,6 +16,7 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::{Poll, Waker};
 
+use super::kernel_box;
 use super::openat::InFlightOpen;
 
 #[derive(Default)]
@@ -34,6 +39,7 @@ impl Reaper {
             if current.borrow().strong_count() > 0 {
                 return current.borrow().clone();
             }
+            kernel_box::runtime_started();
             let reaper = Rc::new(Reaper::default());
             let weak = Rc::downgrade(&reaper);
             *current.borrow_mut() = weak.clone();
@@ -48,6 +54,12 @@ impl Reaper {
         if let Some(waker) = self.waker.take() {
             waker.wake();
         }
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        kernel_box::runtime_shutting_down();
     }
 }
 

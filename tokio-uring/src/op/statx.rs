@@ -8,7 +8,9 @@ use std::sync::Arc;
 use io_uring_getdents::io_uring::{cqueue, opcode, types};
 use tokio_uring::{OneshotOutputTransform, UnsubmittedOneshot};
 
+use super::kernel_box::KernelBox;
 use super::name::CName;
+use super::reaper::Reaper;
 use super::{cqe_result, Oneshot};
 use crate::error::PathError;
 use crate::fd::SharedFd;
@@ -22,7 +24,7 @@ pub(crate) struct StatxData {
     name: CName,
     /// The kernel writes the result here; boxed so its address survives
     /// moves of the stable data.
-    out: Box<libc::statx>,
+    out: KernelBox<libc::statx>,
 }
 
 /// Turns the completion into `Metadata`, or an error naming the path.
@@ -56,6 +58,8 @@ pub(crate) fn statx(
     name: CName,
     mask: u32,
 ) -> Oneshot<StatxData, StatxDone> {
+    // See `getdents`: the runtime's task must exist first.
+    Reaper::current();
     let mut flags = libc::AT_SYMLINK_NOFOLLOW;
     if matches!(name, CName::Empty) {
         flags |= libc::AT_EMPTY_PATH;
@@ -67,14 +71,14 @@ pub(crate) fn statx(
     let raw = fd.as_ref().map_or(libc::AT_FDCWD, SharedFd::raw);
     // SAFETY: `libc::statx` is a plain C struct of integers (and integer
     // arrays), for which all-zero bytes are a valid value.
-    let mut out: Box<libc::statx> = Box::new(unsafe { std::mem::zeroed() });
+    let mut out: KernelBox<libc::statx> = KernelBox::new(Box::new(unsafe { std::mem::zeroed() }));
     // The pointers target heap blocks owned by the stable data (the boxed
     // statx, the name's string or batch), which tokio-uring keeps alive
     // until the completion; moving the stable data does not move them.
     let sqe = opcode::Statx::new(
         types::Fd(raw),
         name.as_ptr(),
-        (&mut *out as *mut libc::statx).cast::<types::statx>(),
+        out.as_mut_ptr().cast::<types::statx>(),
     )
     .flags(flags)
     .mask(mask)

@@ -1,0 +1,124 @@
+//! The runtime ending while operations are still in flight.
+//!
+//! tokio-uring 0.5's driver, when dropped, frees the stable data of
+//! operations whose futures were already dropped *before* it waits for
+//! their completions. Memory the kernel writes (a `statx` result, a
+//! GETDENTS buffer) must survive that: a late write into freed heap memory
+//! corrupts the allocator, and glibc aborts the process at a later
+//! allocation ("unaligned tcache chunk detected"). These tests make the
+//! kernel write late on purpose and then allocate: with the bug they crash.
+//!
+//! A statx on a testfs mount (FUSE, with a delay per request) is still
+//! running in an io-wq worker when the runtime ends; the GETDENTS variant
+//! (a read-ahead left in flight by a `Dir` dropped mid-listing) runs where
+//! the kernel has the opcode. Tests that cannot mount FUSE print
+//! "skipped: <why>".
+
+mod common;
+
+use std::fs;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{backends, builder, poll_once};
+use tokio_uring_getdents::fs::{BackendChoice, Dir};
+
+/// Allocations of the sizes freed by the driver (a 256-byte statx, small
+/// buffers): if the kernel wrote into any of them after they were freed,
+/// glibc's consistency checks abort here.
+fn churn_the_heap() {
+    let mut kept = Vec::new();
+    for round in 0..64 {
+        for size in [256, 512, 600, 1024, 4096] {
+            let block = vec![round as u8; size].into_boxed_slice();
+            kept.push(black_box(block));
+        }
+    }
+    drop(black_box(kept));
+}
+
+fn cannot_mount() -> Option<String> {
+    if !Path::new("/dev/fuse").exists() {
+        return Some("no /dev/fuse".into());
+    }
+    let root = fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    let helper =
+        Path::new("/usr/bin/fusermount3").exists() || Path::new("/bin/fusermount3").exists();
+    (!root && !helper).then(|| "not root and no fusermount3".into())
+}
+
+#[test]
+fn statx_in_flight_when_the_runtime_ends() {
+    if let Some(why) = cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let source = tempfile::tempdir().unwrap();
+    let mountpoint = tempfile::tempdir().unwrap();
+    for i in 0..16 {
+        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
+    }
+    let delay = Duration::from_millis(200);
+    let options = testfs::Options::new().delay(delay);
+    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
+        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+
+    for _ in 0..3 {
+        let started = Instant::now();
+        tokio_uring::start(async {
+            let dir = Dir::builder()
+                .backend(BackendChoice::Fallback)
+                .open(mount.mountpoint())
+                .await
+                .unwrap();
+            for i in 0..16 {
+                // Submitted, then dropped: tokio-uring keeps the result
+                // buffer as the operation's stable data.
+                let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
+                assert!(poll_once(&mut stat).is_pending());
+            }
+            // Let the submissions reach the kernel.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        });
+        // The driver waited for the statx calls before returning.
+        assert!(
+            started.elapsed() >= delay,
+            "the statx calls were not in flight"
+        );
+        churn_the_heap();
+    }
+    mount.unmount().unwrap();
+}
+
+#[test]
+fn reads_in_flight_when_the_runtime_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..2000 {
+        fs::write(
+            tmp.path()
+                .join(format!("entry-{i:05}-{}", "x".repeat(i % 40))),
+            b"",
+        )
+        .unwrap();
+    }
+    for choice in backends() {
+        for round in 0..50 {
+            tokio_uring::start(async {
+                let mut dir = builder(choice)
+                    .buffer_size(512 + 64 * round)
+                    .open(tmp.path())
+                    .await
+                    .unwrap();
+                // The first batch arrives; the read-ahead of the next one
+                // is in flight when the Dir and then the runtime go away.
+                assert!(dir.next().await.unwrap().is_ok());
+                drop(dir);
+            });
+            churn_the_heap();
+        }
+    }
+}
