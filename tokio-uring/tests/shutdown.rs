@@ -18,7 +18,6 @@ mod common;
 
 use std::fs;
 use std::hint::black_box;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{backends, builder, poll_once};
@@ -38,22 +37,9 @@ fn churn_the_heap() {
     drop(black_box(kept));
 }
 
-fn cannot_mount() -> Option<String> {
-    if !Path::new("/dev/fuse").exists() {
-        return Some("no /dev/fuse".into());
-    }
-    let root = fs::metadata("/proc/self").is_ok_and(|m| {
-        use std::os::unix::fs::MetadataExt;
-        m.uid() == 0
-    });
-    let helper =
-        Path::new("/usr/bin/fusermount3").exists() || Path::new("/bin/fusermount3").exists();
-    (!root && !helper).then(|| "not root and no fusermount3".into())
-}
-
 #[test]
 fn statx_in_flight_when_the_runtime_ends() {
-    if let Some(why) = cannot_mount() {
+    if let Some(why) = testfs::cannot_mount() {
         println!("skipped: {why}");
         return;
     }
