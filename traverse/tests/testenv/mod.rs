@@ -80,9 +80,14 @@ impl TestEnv {
     }
 }
 
-/// The binary under test.
+/// The binary under test: cargo's build, or the program named by
+/// `TRAVERSE_TEST_EXE` (a wrapper that runs it under valgrind, say; see
+/// "Memory checks" in the README).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_traverse"))
+    std::env::var_os("TRAVERSE_TEST_EXE").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_traverse")),
+        PathBuf::from,
+    )
 }
 
 /// Runs traverse with `args`.
