@@ -126,6 +126,14 @@ impl<'v> Worker<'v> {
         self.visitor.error(err);
     }
 
+    /// Counts a directory entry stat'ed after the fact (through its
+    /// descriptor when opened, see `Reader::read` in the threads engine),
+    /// not in [`entry`](Self::entry).
+    pub fn count_stat(&mut self, st: &Stat) {
+        self.seen += 1;
+        self.acc.add(st);
+    }
+
     /// Counts the entry `name`, from its stat when the engine made one
     /// ([`Shared::needs_stat`]) or else from `d_type`, lists it in listing
     /// mode, and says whether to descend into it.

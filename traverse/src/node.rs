@@ -17,6 +17,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::sys::{self, Stat};
+
 /// Opens a directory `name` relative to a parent descriptor, or `name` as
 /// a path when there is no parent.
 pub(crate) type Opener = fn(Option<BorrowedFd<'_>>, &CStr) -> io::Result<OwnedFd>;
@@ -80,6 +82,29 @@ impl DirNode {
         let result = parent
             .descriptor(opener)
             .and_then(|pfd| opener(Some(pfd.as_fd()), &self.name));
+        parent.release(budget);
+        result
+    }
+
+    /// Opens this directory like [`open`](Self::open), for a walk that
+    /// stats a directory through its descriptor once open instead of by
+    /// name before: when the open fails, the name is stat'ed in the parent
+    /// (as `du` would have, to count its size) and that result comes with
+    /// the error. No stat for the root, or when the parent cannot be
+    /// reopened.
+    pub fn open_or_stat(
+        &self,
+        opener: Opener,
+        budget: &FdBudget,
+    ) -> Result<OwnedFd, (io::Error, Option<io::Result<Stat>>)> {
+        let Some(parent) = &self.parent else {
+            return opener(None, &self.name).map_err(|cause| (cause, None));
+        };
+        let result = match parent.descriptor(opener) {
+            Ok(pfd) => opener(Some(pfd.as_fd()), &self.name)
+                .map_err(|cause| (cause, Some(sys::statx(Some(pfd.as_fd()), &self.name)))),
+            Err(cause) => Err((cause, None)),
+        };
         parent.release(budget);
         result
     }

@@ -64,6 +64,28 @@ pub(crate) fn statx(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<Stat
     Ok(Stat::from_statx(unsafe { buf.assume_init_ref() }))
 }
 
+/// `statx` of the open file `fd` itself (`AT_EMPTY_PATH`): no name to
+/// copy in or look up, so cheaper than a `statx` of the name.
+pub(crate) fn fstatx(fd: BorrowedFd<'_>) -> io::Result<Stat> {
+    let mut buf = MaybeUninit::<libc::statx>::uninit();
+    // SAFETY: the path is a static NUL-terminated empty string and `buf`
+    // is writable storage for one `struct statx`, filled on success.
+    let ret = unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            STATX_FLAGS | libc::AT_EMPTY_PATH,
+            STATX_MASK,
+            buf.as_mut_ptr(),
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statx returned 0, so the kernel initialised the struct.
+    Ok(Stat::from_statx(unsafe { buf.assume_init_ref() }))
+}
+
 /// Flags every directory is opened with: a directory, never through a
 /// symlink, not inherited by children.
 const OPEN_DIR_FLAGS: i32 = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
