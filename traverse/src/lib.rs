@@ -344,7 +344,9 @@ impl WalkBuilder {
 
     /// Stat the entries of directories with more than `threshold` entries
     /// in inode order (`None`: directory order). Helps cold caches on
-    /// filesystems that lay inodes out in order.
+    /// filesystems that lay inodes out in order. The `threads` engine sorts
+    /// only when the first entries it stats block (a cold cache); on a warm
+    /// one the sort would only cost CPU.
     pub fn inode_order(&mut self, threshold: Option<usize>) -> &mut WalkBuilder {
         self.inode_order = threshold;
         self
