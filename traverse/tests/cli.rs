@@ -362,7 +362,7 @@ fn sigint_prints_partial_totals_and_exits_130() {
     let t = env.mkdir("t");
     // Large enough that an optimised build is still walking when the
     // polling below sees it (10 000 files were not, for `uring`).
-    const DIRS: usize = 300;
+    const DIRS: u64 = 300;
     for d in 0..DIRS {
         let dir = t.join(format!("d{d}"));
         fs::create_dir(&dir).unwrap();
