@@ -23,6 +23,17 @@ fn code_and_stderr(args: &[&OsStr]) -> (Option<i32>, String, String) {
     )
 }
 
+/// `traverse --json --engine ENGINE PATHS...`: exit code, stdout, stderr.
+fn json_with_engine(engine: &str, paths: &[&Path]) -> (Option<i32>, String, String) {
+    let mut args = vec![
+        OsStr::new("--json"),
+        OsStr::new("--engine"),
+        OsStr::new(engine),
+    ];
+    args.extend(paths.iter().map(|p| p.as_os_str()));
+    code_and_stderr(&args)
+}
+
 #[test]
 fn usage_errors_exit_2_with_a_message() {
     let env = TestEnv::new();
@@ -91,12 +102,7 @@ fn a_path_that_is_not_a_directory_is_an_error_and_the_others_are_walked() {
     let (want_a, want_b) = (reference(&a, false, false), reference(&b, false, false));
     for engine in ENGINES {
         for (path, cause) in [(&*file, enotdir), (dev_null, enotdir)] {
-            let (code, stdout, stderr) = code_and_stderr(&[
-                OsStr::new("--json"),
-                OsStr::new("--engine"),
-                OsStr::new(engine),
-                path.as_os_str(),
-            ]);
+            let (code, stdout, stderr) = json_with_engine(engine, &[path]);
             assert_eq!(code, Some(1), "{engine} {path:?}: {stderr}");
             assert_eq!(stderr, not_a_directory_line(path, cause) + "\n");
             let (_, t) = parse_json(stdout.trim_end());
@@ -110,14 +116,7 @@ fn a_path_that_is_not_a_directory_is_an_error_and_the_others_are_walked() {
             );
         }
         // Among other PATHs: reported, and the others are walked in full.
-        let (code, stdout, stderr) = code_and_stderr(&[
-            OsStr::new("--json"),
-            OsStr::new("--engine"),
-            OsStr::new(engine),
-            a.as_os_str(),
-            file.as_os_str(),
-            b.as_os_str(),
-        ]);
+        let (code, stdout, stderr) = json_with_engine(engine, &[&a, &file, &b]);
         assert_eq!(code, Some(1), "{engine}: {stderr}");
         assert_eq!(stderr, not_a_directory_line(&file, enotdir) + "\n");
         let lines: Vec<Totals> = stdout.lines().map(|l| parse_json(l).1).collect();
@@ -144,12 +143,7 @@ fn a_symlink_path_is_not_followed_unless_it_ends_with_a_slash() {
     let cause = "Not a directory: a symbolic link, not followed (add a trailing / to follow it)";
     for engine in ENGINES {
         for path in [&link, &dangling] {
-            let (code, stdout, stderr) = code_and_stderr(&[
-                OsStr::new("--json"),
-                OsStr::new("--engine"),
-                OsStr::new(engine),
-                path.as_os_str(),
-            ]);
+            let (code, stdout, stderr) = json_with_engine(engine, &[path]);
             assert_eq!(code, Some(1), "{engine} {path:?}: {stderr}");
             assert_eq!(stderr, not_a_directory_line(path, cause) + "\n");
             assert_eq!(parse_json(stdout.trim_end()).1.errors, 1);
