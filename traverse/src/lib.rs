@@ -35,6 +35,7 @@
 
 mod engine;
 mod error;
+mod links;
 mod node;
 mod stdfs;
 mod sys;

@@ -129,3 +129,14 @@ pub(crate) fn voluntary_switches() -> u64 {
     // SAFETY: getrusage returned 0, so it filled the struct.
     unsafe { usage.assume_init() }.ru_nvcsw as u64
 }
+
+/// The filesystem type (`f_type` of `fstatfs`) of the open file `fd`.
+pub(crate) fn fs_type(fd: BorrowedFd<'_>) -> io::Result<libc::c_long> {
+    let mut buf = MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `buf` is writable storage for one `struct statfs`.
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), buf.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatfs returned 0, so it filled the struct.
+    Ok(unsafe { buf.assume_init() }.f_type)
+}

@@ -23,6 +23,7 @@ use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
+use crate::links::{self, Links};
 use crate::node::{DirNode, Ent};
 use crate::sys;
 use crate::totals::Accumulator;
@@ -53,6 +54,9 @@ struct Pool<'a> {
     /// Workers started; more start while work is slow, up to `max_jobs`.
     running: AtomicUsize,
     total: Mutex<Accumulator>,
+    /// Hard-linked inodes stat'ed so far; `None` when every name must be
+    /// stat'ed anyway (listing, `--count-links`).
+    links: Option<Links>,
 }
 
 /// Walks below `root` (already counted) with `shared.config.jobs` threads,
@@ -69,7 +73,7 @@ pub(crate) fn walk(
         visitors,
         queue: Queue {
             state: Mutex::new(State {
-                stack: vec![Work::Dir(root)],
+                stack: vec![Work::Dir(root, Some(shared.root_dev))],
                 idle: 0,
                 done: false,
             }),
@@ -78,6 +82,11 @@ pub(crate) fn walk(
         },
         running: AtomicUsize::new(shared.config.jobs),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
+        links: if shared.config.list || shared.config.count_links {
+            None
+        } else {
+            Links::new()
+        },
     };
     std::thread::scope(|scope| {
         for _ in 0..shared.config.jobs {
@@ -115,9 +124,9 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
             }
             let started = switches.map(|_| Instant::now());
             let entries = match work {
-                Work::Dir(dir) => reader.read(&mut worker, shared, &dir, false, &pool.queue),
-                Work::Subdir(dir) => reader.read(&mut worker, shared, &dir, true, &pool.queue),
-                Work::Stat(batch, range) => reader.stat_chunk(&mut worker, shared, &batch, range),
+                Work::Dir(dir, dev) => reader.read(&mut worker, pool, &dir, Some(dev)),
+                Work::Subdir(dir) => reader.read(&mut worker, pool, &dir, None),
+                Work::Stat(batch, range) => reader.stat_chunk(&mut worker, pool, &batch, range),
             };
             // Slow and blocked (not merely preempted by a busy machine):
             // waiting for the disk.
@@ -161,8 +170,8 @@ impl Pool<'_> {
 
 /// A unit of work.
 enum Work {
-    /// Read this directory and stat its entries.
-    Dir(Arc<DirNode>),
+    /// Read this directory (on this device, if known) and stat its entries.
+    Dir(Arc<DirNode>, Option<u64>),
     /// The same for a subdirectory not counted yet: its `d_type` said
     /// directory, so it is stat'ed through its descriptor once open (no
     /// name lookup) rather than by name in its parent.
@@ -177,6 +186,8 @@ struct Batch {
     fd: Arc<OwnedFd>,
     names: Vec<u8>,
     ents: Vec<Ent>,
+    /// The directory's device, if its `d_ino`s can be trusted.
+    link_dev: Option<u64>,
     /// Chunks not yet done; the last one releases the directory.
     left: AtomicUsize,
 }
@@ -264,6 +275,9 @@ struct Reader {
     ents: Vec<Ent>,
     /// Subdirectories found by the current unit of work.
     children: Vec<Work>,
+    /// Devices seen, and whether their filesystem's `d_ino`s are inode
+    /// numbers: one `fstatfs` per device and worker.
+    trust: Vec<(u64, bool)>,
 }
 
 impl Reader {
@@ -273,20 +287,37 @@ impl Reader {
             names: Vec::new(),
             ents: Vec::new(),
             children: Vec::new(),
+            trust: Vec::new(),
         }
     }
 
+    /// `dev` if the directory `fd` on it is on a filesystem whose `d_ino`s
+    /// can be trusted ([`links::trusts_d_ino`]).
+    fn link_dev(&mut self, dev: u64, fd: BorrowedFd<'_>) -> Option<u64> {
+        let trusted = match self.trust.iter().find(|(d, _)| *d == dev) {
+            Some(&(_, trusted)) => trusted,
+            None => {
+                let trusted = sys::fs_type(fd).is_ok_and(links::trusts_d_ino);
+                self.trust.push((dev, trusted));
+                trusted
+            }
+        };
+        trusted.then_some(dev)
+    }
+
     /// Reads `dir` and stats its entries (the first chunk of them when
-    /// there are many), after counting `dir` itself when `uncounted`;
+    /// there are many), after counting `dir` itself when it was not stat'ed
+    /// yet (`counted` is `None`; else it holds the device, if known);
     /// returns how many entries it stat'ed.
     fn read(
         &mut self,
         worker: &mut Worker<'_>,
-        shared: &Shared,
+        pool: &Pool<'_>,
         dir: &Arc<DirNode>,
-        uncounted: bool,
-        queue: &Queue,
+        counted: Option<Option<u64>>,
     ) -> usize {
+        let shared = pool.shared;
+        let uncounted = counted.is_none();
         worker.enter(dir);
         let opened = if uncounted {
             dir.open_or_stat(sys::open_dir, &shared.budget)
@@ -314,12 +345,24 @@ impl Reader {
                 return 0;
             }
         };
-        if uncounted {
-            match sys::fstatx(fd.as_fd()) {
-                Ok(st) => worker.count_stat(&st),
-                Err(cause) => worker.dir_error(Op::Stat, cause),
-            }
-        }
+        let dev = match counted {
+            Some(dev) => dev,
+            None => match sys::fstatx(fd.as_fd()) {
+                Ok(st) => {
+                    worker.count_stat(&st);
+                    Some(st.dev)
+                }
+                Err(cause) => {
+                    worker.dir_error(Op::Stat, cause);
+                    None
+                }
+            },
+        };
+        let links = pool
+            .links
+            .as_ref()
+            .zip(dev)
+            .and_then(|(links, dev)| self.link_dev(dev, fd.as_fd()).map(|dev| (links, dev)));
         self.names.clear();
         self.ents.clear();
         'read: while !shared.interrupted() {
@@ -359,12 +402,16 @@ impl Reader {
         if shared.inode_order(len) {
             first = PROBE.min(len);
             let before = sys::voluntary_switches();
+            let listing = Listing {
+                dir,
+                fd: fd.as_fd(),
+                names: &self.names,
+                links,
+            };
             stat_entries(
                 worker,
                 shared,
-                dir,
-                fd.as_fd(),
-                &self.names,
+                &listing,
                 &self.ents[..first],
                 &mut self.children,
             );
@@ -373,12 +420,16 @@ impl Reader {
             }
         }
         if shared.config.list || len - first <= CHUNK || shared.config.max_jobs == 1 {
+            let listing = Listing {
+                dir,
+                fd: fd.as_fd(),
+                names: &self.names,
+                links,
+            };
             stat_entries(
                 worker,
                 shared,
-                dir,
-                fd.as_fd(),
-                &self.names,
+                &listing,
                 &self.ents[first..],
                 &mut self.children,
             );
@@ -394,38 +445,44 @@ impl Reader {
             fd,
             names: std::mem::take(&mut self.names),
             ents: std::mem::take(&mut self.ents),
+            link_dev: links.map(|(_, dev)| dev),
             left: AtomicUsize::new((len - first).div_ceil(CHUNK)),
         });
         // Pushed last chunk first, so the stack hands them out in order:
         // the workers then sweep neighbouring inodes together, which a cold
         // inode table reads nearly sequentially.
         let starts: Vec<usize> = (first + CHUNK..len).step_by(CHUNK).collect();
-        queue.share(
+        pool.queue.share(
             starts
                 .into_iter()
                 .rev()
                 .map(|start| Work::Stat(Arc::clone(&batch), start..(start + CHUNK).min(len))),
         );
         worker.leave(shared);
-        self.stat_chunk(worker, shared, &batch, first..first + CHUNK) + first
+        self.stat_chunk(worker, pool, &batch, first..first + CHUNK) + first
     }
 
     /// Stats one chunk of a large directory; returns its length.
     fn stat_chunk(
         &mut self,
         worker: &mut Worker<'_>,
-        shared: &Shared,
+        pool: &Pool<'_>,
         batch: &Batch,
         range: Range<usize>,
     ) -> usize {
+        let shared = pool.shared;
         let len = range.len();
         worker.enter(&batch.dir);
+        let listing = Listing {
+            dir: &batch.dir,
+            fd: batch.fd.as_fd(),
+            names: &batch.names,
+            links: pool.links.as_ref().zip(batch.link_dev),
+        };
         stat_entries(
             worker,
             shared,
-            &batch.dir,
-            batch.fd.as_fd(),
-            &batch.names,
+            &listing,
             &batch.ents[range],
             &mut self.children,
         );
@@ -438,19 +495,35 @@ impl Reader {
     }
 }
 
-/// Stats `ents` (names in `names`) relative to `fd`, counts them, and
-/// adds the subdirectories of `dir` to `children`. When counting sizes, an
-/// entry whose `d_type` says directory is not stat'ed here but when it is
-/// opened ([`Work::Subdir`]): one name lookup fewer per directory.
+/// A directory whose entries are being stat'ed.
+struct Listing<'a> {
+    dir: &'a Arc<DirNode>,
+    fd: BorrowedFd<'a>,
+    /// The entries' names ([`Ent::name`]).
+    names: &'a [u8],
+    /// The hard-link set and the directory's device, when its filesystem's
+    /// `d_ino`s can be trusted.
+    links: Option<(&'a Links, u64)>,
+}
+
+/// Stats `ents` of `listing` relative to its descriptor, counts them, and
+/// adds the subdirectories to `children`. When counting sizes, an entry
+/// whose `d_type` says directory is not stat'ed here but when it is opened
+/// ([`Work::Subdir`]): one name lookup fewer per directory. A further name
+/// of a hard-linked inode already stat'ed is counted from its `d_type`.
 fn stat_entries(
     worker: &mut Worker<'_>,
     shared: &Shared,
-    dir: &Arc<DirNode>,
-    fd: BorrowedFd<'_>,
-    names: &[u8],
+    listing: &Listing<'_>,
     ents: &[Ent],
     children: &mut Vec<Work>,
 ) {
+    let Listing {
+        dir,
+        fd,
+        names,
+        links,
+    } = *listing;
     // With -x the device must be known before descending; a listing
     // stats no directory anyway.
     let defer_dirs = !shared.config.list && !shared.config.one_file_system;
@@ -464,9 +537,24 @@ fn stat_entries(
             continue;
         }
         let name = cname.to_bytes();
+        if let Some((links, dev)) = links {
+            if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+                && links.counted(dev, ent.ino, name)
+            {
+                worker.entry(shared, name, ent.d_type, None);
+                continue;
+            }
+        }
         let st = if shared.needs_stat(ent.d_type) {
             match sys::statx(Some(fd), cname) {
-                Ok(st) => Some(st),
+                Ok(st) => {
+                    if let Some((links, _)) = links {
+                        if st.nlink > 1 && !st.is_dir() {
+                            links.insert((st.dev, st.ino));
+                        }
+                    }
+                    Some(st)
+                }
                 Err(cause) => {
                     worker.entry_error(name, Op::Stat, cause);
                     continue;
@@ -476,7 +564,8 @@ fn stat_entries(
             None
         };
         if worker.entry(shared, name, ent.d_type, st.as_ref()) {
-            children.push(Work::Dir(DirNode::child(dir, cname)));
+            let dev = st.map(|st| st.dev);
+            children.push(Work::Dir(DirNode::child(dir, cname), dev));
         }
     }
 }
