@@ -139,10 +139,10 @@ impl DirNode {
 
     /// Records that `children` subdirectories were queued, and keeps `fd`
     /// for them when the budget allows. Call before queueing them.
-    pub fn keep(&self, fd: OwnedFd, children: usize, budget: &FdBudget) {
+    pub fn keep(&self, fd: impl Into<Arc<OwnedFd>>, children: usize, budget: &FdBudget) {
         self.pending.store(children, Ordering::Release);
         if children > 0 && budget.take() {
-            *self.lock_fd() = Some(Arc::new(fd));
+            *self.lock_fd() = Some(fd.into());
         }
     }
 

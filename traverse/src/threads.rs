@@ -8,7 +8,9 @@
 //! with `getdents64` into a large buffer and stats each entry with `statx`
 //! relative to the directory's descriptor. A large directory's entries are
 //! split into chunks put on the shared stack, so one wide directory keeps
-//! every worker busy. The shared lock is taken when a worker runs out of
+//! every worker busy (on a warm cache, while it is still being read). A
+//! further name of a hard-linked inode already stat'ed is counted from its
+//! `d_ino` ([`crate::links`]). The shared lock is taken when a worker runs out of
 //! work or gives some away, never per entry and, while every worker is
 //! busy, not per directory either.
 
@@ -41,6 +43,10 @@ const CHUNK: usize = 2048;
 /// tens to thousands).
 const SLOW_UNIT: Duration = Duration::from_micros(200);
 const SLOW_PER_ENTRY: Duration = Duration::from_micros(20);
+
+/// Entries read, and not yet stat'ed, past which a large directory on a
+/// warm cache is shared out while it is still being read.
+const STREAM_AT: usize = 4 * CHUNK;
 
 /// Entries of a large directory stat'ed in directory order before deciding
 /// on inode order: if any of them blocked, the inodes come from the disk.
@@ -188,8 +194,38 @@ struct Batch {
     ents: Vec<Ent>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
-    /// Chunks not yet done; the last one releases the directory.
-    left: AtomicUsize,
+    /// Chunks of the directory (all its batches) not yet done, plus one
+    /// while its reader reads and stats its own chunk; the last one
+    /// releases the directory.
+    left: Arc<AtomicUsize>,
+}
+
+/// The order in which a large directory's entries are stat'ed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Not known yet: the directory may still be small, or not probed.
+    Undecided,
+    /// As read: the cache is warm, so the entries may be shared out while
+    /// the directory is still being read.
+    Directory,
+    /// Sorted by inode number, once all are read: the cache is cold.
+    Inode,
+}
+
+/// Puts the chunks of `batch` from entry `from` on the shared stack.
+fn share_chunks(pool: &Pool<'_>, batch: &Arc<Batch>, from: usize) {
+    let len = batch.ents.len();
+    let starts: Vec<usize> = (from..len).step_by(CHUNK).collect();
+    batch.left.fetch_add(starts.len(), Ordering::AcqRel);
+    // Pushed last chunk first, so the stack hands them out in order: the
+    // workers then sweep neighbouring inodes together, which a cold inode
+    // table reads nearly sequentially.
+    pool.queue.share(
+        starts
+            .into_iter()
+            .rev()
+            .map(|start| Work::Stat(Arc::clone(batch), start..(start + CHUNK).min(len))),
+    );
 }
 
 struct State {
@@ -306,9 +342,10 @@ impl Reader {
     }
 
     /// Reads `dir` and stats its entries (the first chunk of them when
-    /// there are many), after counting `dir` itself when it was not stat'ed
-    /// yet (`counted` is `None`; else it holds the device, if known);
-    /// returns how many entries it stat'ed.
+    /// there are many: the others go to the shared stack, on a warm cache
+    /// while it reads on), after counting `dir` itself when it was not
+    /// stat'ed yet (`counted` is `None`; else it holds the device, if
+    /// known); returns how many entries it stat'ed.
     fn read(
         &mut self,
         worker: &mut Worker<'_>,
@@ -365,6 +402,17 @@ impl Reader {
             .and_then(|(links, dev)| self.link_dev(dev, fd.as_fd()).map(|dev| (links, dev)));
         self.names.clear();
         self.ents.clear();
+        let fd = Arc::new(fd);
+        let may_split = !shared.config.list && shared.config.max_jobs > 1;
+        let mut order = Order::Undecided;
+        // Entries at the front of `ents` already stat'ed (the probe), and
+        // how many the probe stat'ed.
+        let mut first = 0;
+        let mut probed = 0;
+        // Once the directory is split among workers: its chunks not done
+        // yet, plus one for this reader (see `Batch::left`).
+        let mut split: Option<Arc<AtomicUsize>> = None;
+        let mut total = 0;
         'read: while !shared.interrupted() {
             let n = match getdents64(fd.as_fd(), &mut self.buf) {
                 Ok(0) => break,
@@ -374,6 +422,7 @@ impl Reader {
                     break;
                 }
             };
+            let before = self.ents.len();
             for entry in DirentIter::new(&self.buf[..n]) {
                 let entry = match entry {
                     Ok(entry) => entry,
@@ -392,74 +441,129 @@ impl Reader {
                     entry.d_type(),
                 ));
             }
-        }
-        let len = self.ents.len();
-        // Inode order only pays when the inodes come from the disk; on a
-        // warm cache it costs CPU (scattered accesses to the names and the
-        // kernel's inodes: +20 % on 200 000 files). So stat a few entries
-        // in directory order first, and sort the rest only if they blocked.
-        let mut first = 0;
-        if shared.inode_order(len) {
-            first = PROBE.min(len);
-            let before = sys::voluntary_switches();
-            let listing = Listing {
-                dir,
-                fd: fd.as_fd(),
-                names: &self.names,
-                links,
-            };
-            stat_entries(
-                worker,
-                shared,
-                &listing,
-                &self.ents[..first],
-                &mut self.children,
-            );
-            if sys::voluntary_switches() > before {
-                self.ents[first..].sort_unstable_by_key(|e| e.ino);
+            total += self.ents.len() - before;
+            // A large directory on a warm cache: what is read so far goes
+            // to the other workers while this one reads on (reading 200 000
+            // entries is a third of a warm walk of them).
+            if may_split && order != Order::Inode && self.ents.len() - first >= STREAM_AT {
+                if order == Order::Undecided {
+                    order = match shared.config.inode_order {
+                        None => Order::Directory,
+                        Some(_) if shared.inode_order(self.ents.len()) => {
+                            first = PROBE.min(self.ents.len());
+                            probed = first;
+                            self.probe(worker, shared, dir, fd.as_fd(), links)
+                        }
+                        Some(_) => Order::Undecided,
+                    };
+                }
+                if order == Order::Directory {
+                    let left = split.get_or_insert_with(|| {
+                        dir.hold(Arc::clone(&fd), &shared.budget);
+                        Arc::new(AtomicUsize::new(1))
+                    });
+                    let batch = self.batch(dir, &fd, links, left);
+                    share_chunks(pool, &batch, first);
+                    first = 0;
+                }
             }
         }
-        if shared.config.list || len - first <= CHUNK || shared.config.max_jobs == 1 {
-            let listing = Listing {
-                dir,
-                fd: fd.as_fd(),
-                names: &self.names,
-                links,
-            };
-            stat_entries(
-                worker,
-                shared,
-                &listing,
-                &self.ents[first..],
-                &mut self.children,
-            );
-            dir.keep(fd, self.children.len(), &shared.budget);
-            worker.leave(shared);
-            return len;
+        let len = self.ents.len();
+        if order == Order::Undecided && shared.inode_order(len) {
+            order = self.probe(worker, shared, dir, fd.as_fd(), links);
+            first = PROBE.min(len);
+            probed = first;
         }
-        // A large directory: other workers take all chunks but the first.
-        let fd = Arc::new(fd);
-        dir.hold(Arc::clone(&fd), &shared.budget);
-        let batch = Arc::new(Batch {
-            dir: Arc::clone(dir),
+        if order == Order::Inode {
+            self.ents[first..].sort_unstable_by_key(|e| e.ino);
+        }
+        let left = match split {
+            Some(left) => left,
+            None if !may_split || len - first <= CHUNK => {
+                let listing = Listing {
+                    dir,
+                    fd: fd.as_fd(),
+                    names: &self.names,
+                    links,
+                };
+                stat_entries(
+                    worker,
+                    shared,
+                    &listing,
+                    &self.ents[first..],
+                    &mut self.children,
+                );
+                dir.keep(fd, self.children.len(), &shared.budget);
+                worker.leave(shared);
+                return total;
+            }
+            None => {
+                dir.hold(Arc::clone(&fd), &shared.budget);
+                Arc::new(AtomicUsize::new(1))
+            }
+        };
+        // The rest of a large directory: other workers take all chunks but
+        // the first, which this reader stats on its share of `left`.
+        let batch = self.batch(dir, &fd, links, &left);
+        let own = first..(first + CHUNK).min(len);
+        share_chunks(pool, &batch, own.end);
+        worker.leave(shared);
+        // What this unit stat'ed: the probe and its chunk (the slow-unit
+        // rule compares its time with that).
+        probed + self.stat_chunk(worker, pool, &batch, own)
+    }
+
+    /// Stats the first [`PROBE`] entries of a large directory in directory
+    /// order and says in which order to stat the rest: inode order only
+    /// pays when the inodes come from the disk; on a warm cache it costs
+    /// CPU (scattered accesses to the names and the kernel's inodes: +20 %
+    /// on 200 000 files). So sort only if those few blocked.
+    fn probe(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        dir: &Arc<DirNode>,
+        fd: BorrowedFd<'_>,
+        links: Option<(&Links, u64)>,
+    ) -> Order {
+        let before = sys::voluntary_switches();
+        let listing = Listing {
+            dir,
             fd,
+            names: &self.names,
+            links,
+        };
+        let end = PROBE.min(self.ents.len());
+        stat_entries(
+            worker,
+            shared,
+            &listing,
+            &self.ents[..end],
+            &mut self.children,
+        );
+        if sys::voluntary_switches() > before {
+            Order::Inode
+        } else {
+            Order::Directory
+        }
+    }
+
+    /// The entries read so far, as a batch of `dir` (taken from the reader).
+    fn batch(
+        &mut self,
+        dir: &Arc<DirNode>,
+        fd: &Arc<OwnedFd>,
+        links: Option<(&Links, u64)>,
+        left: &Arc<AtomicUsize>,
+    ) -> Arc<Batch> {
+        Arc::new(Batch {
+            dir: Arc::clone(dir),
+            fd: Arc::clone(fd),
             names: std::mem::take(&mut self.names),
             ents: std::mem::take(&mut self.ents),
             link_dev: links.map(|(_, dev)| dev),
-            left: AtomicUsize::new((len - first).div_ceil(CHUNK)),
-        });
-        // Pushed last chunk first, so the stack hands them out in order:
-        // the workers then sweep neighbouring inodes together, which a cold
-        // inode table reads nearly sequentially.
-        let starts: Vec<usize> = (first + CHUNK..len).step_by(CHUNK).collect();
-        pool.queue.share(
-            starts
-                .into_iter()
-                .rev()
-                .map(|start| Work::Stat(Arc::clone(&batch), start..(start + CHUNK).min(len))),
-        );
-        worker.leave(shared);
-        self.stat_chunk(worker, pool, &batch, first..first + CHUNK) + first
+            left: Arc::clone(left),
+        })
     }
 
     /// Stats one chunk of a large directory; returns its length.
