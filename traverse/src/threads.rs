@@ -10,9 +10,9 @@
 //! split into chunks put on the shared stack, so one wide directory keeps
 //! every worker busy (on a warm cache, while it is still being read). A
 //! further name of a hard-linked inode already stat'ed is counted from its
-//! `d_ino` ([`crate::links`]). The shared lock is taken when a worker runs out of
-//! work or gives some away, never per entry and, while every worker is
-//! busy, not per directory either.
+//! `d_ino` ([`crate::links`]). The shared lock is taken when a worker runs
+//! out of work or gives some away, never per entry and, while every worker
+//! is busy, not per directory either.
 
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
