@@ -177,13 +177,14 @@ impl BindMount {
     fn new(source: &Path, target: &Path) -> BindMount {
         let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
         let (source, target) = (c(source), c(target));
-        // SAFETY: both paths are NUL-terminated and outlive the call; the
-        // other pointers may be null for a bind mount.
+        // SAFETY: the paths and the type are NUL-terminated and outlive the
+        // call; the data may be null. A bind mount ignores the type, but
+        // valgrind checks it as a string, so it is "none" (as mount(8)).
         let ret = unsafe {
             libc::mount(
                 source.as_ptr(),
                 target.as_ptr(),
-                std::ptr::null(),
+                c"none".as_ptr(),
                 libc::MS_BIND,
                 std::ptr::null(),
             )
