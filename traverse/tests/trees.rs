@@ -375,6 +375,17 @@ fn open_file_limit_of_32() {
         level = level.join("c");
         fs::create_dir(&level).unwrap();
     }
+    // And one directory large enough to be shared out among workers while
+    // it is read (12 000 entries), with 120 subdirectories waiting on it.
+    let wide = env.mkdir("fds/a/wide");
+    for i in 0..12_000 {
+        if i % 100 == 0 {
+            fs::create_dir(wide.join(format!("d{i}"))).unwrap();
+            fs::write(wide.join(format!("d{i}/f")), b"x").unwrap();
+        } else {
+            fs::File::create(wide.join(format!("f{i}"))).unwrap();
+        }
+    }
     let t = env.root().join("fds");
     let want = reference(&t, false, false);
     for engine in ENGINES {
