@@ -21,6 +21,13 @@ impl Stat {
         self.mode & libc::S_IFMT == libc::S_IFDIR
     }
 
+    /// Whether other names may lead to this inode, so that `du` counts it
+    /// once: several links, and not a directory (a directory always has
+    /// several, "." and its children's "..", and is never shared).
+    pub fn is_hard_linked(&self) -> bool {
+        self.nlink > 1 && !self.is_dir()
+    }
+
     pub(crate) fn from_statx(stx: &libc::statx) -> Stat {
         Stat {
             mode: u32::from(stx.stx_mode),

@@ -653,7 +653,7 @@ fn stat_entries(
             match sys::statx(Some(fd), cname) {
                 Ok(st) => {
                     if let Some((links, _)) = links {
-                        if st.nlink > 1 && !st.is_dir() {
+                        if st.is_hard_linked() {
                             links.insert((st.dev, st.ino));
                         }
                     }

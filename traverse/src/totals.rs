@@ -87,9 +87,8 @@ impl Accumulator {
             _ => self.totals.other += 1,
         }
         let disk = st.blocks.saturating_mul(512);
-        // du keeps one record per inode with several links; directories
-        // always have several (".", ".." of children) and are never shared.
-        if !self.count_links && st.nlink > 1 && !st.is_dir() {
+        // du keeps one record per hard-linked inode.
+        if !self.count_links && st.is_hard_linked() {
             self.links.insert((st.dev, st.ino), (st.size, disk));
         } else {
             self.totals.bytes += st.size;
