@@ -10,7 +10,6 @@ use tokio_uring::{OneshotOutputTransform, UnsubmittedOneshot};
 
 use super::kernel_box::KernelBox;
 use super::name::CName;
-use super::reaper::Reaper;
 use super::{cqe_result, Oneshot};
 use crate::error::PathError;
 use crate::fd::SharedFd;
@@ -58,8 +57,6 @@ pub(crate) fn statx(
     name: CName,
     mask: u32,
 ) -> Oneshot<StatxData, StatxDone> {
-    // See `getdents`: the runtime's task must exist first.
-    Reaper::current();
     let mut flags = libc::AT_SYMLINK_NOFOLLOW;
     if matches!(name, CName::Empty) {
         flags |= libc::AT_EMPTY_PATH;
