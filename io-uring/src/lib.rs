@@ -20,11 +20,11 @@
 //! List a directory with GETDENTS, chaining reads by `d_off`:
 //!
 //! ```no_run
-//! use io_uring_getdents::{dirent::DirentIter, io_uring::{types, IoUring}, opcode::GetDents};
+//! use io_uring_getdents::{detect, dirent::DirentIter, io_uring::{types, IoUring}, opcode::GetDents};
 //! use std::os::fd::AsRawFd;
 //!
 //! let mut ring = IoUring::new(8)?;
-//! let Some(code) = GetDents::detect(&ring).opcode() else {
+//! let Some(code) = detect::detect(&ring).opcode() else {
 //!     return Ok(()); // a kernel without the patch
 //! };
 //! let dir = std::fs::File::open("/etc")?;
