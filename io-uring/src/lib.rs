@@ -11,7 +11,8 @@
 //! - [`detect`]: whether the running kernel really has the operation,
 //!   checked with a real read, not only the opcode number;
 //! - [`syscall::getdents64`]: the plain system call, as reference and
-//!   fallback.
+//!   fallback, with [`syscall::open_dir_at`] and [`syscall::statx`], the
+//!   calls a walk makes beside it.
 //!
 //! The io-uring crate is re-exported, so one dependency is enough.
 //!

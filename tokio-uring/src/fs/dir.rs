@@ -13,10 +13,10 @@ use std::task::{ready, Context, Poll};
 use futures_core::Stream;
 use io_uring_getdents::detect::{self, Support};
 use io_uring_getdents::dirent::{DirentIter, HEADER_LEN};
-use io_uring_getdents::syscall::{getdents64, seek_dir};
+use io_uring_getdents::syscall::{getdents64, seek_dir, statx as statx_now};
 use tokio::task::JoinHandle;
 
-use super::{DirEntry, Metadata};
+use super::{DirEntry, FileId, Metadata};
 use crate::error::PathError;
 use crate::fd::SharedFd;
 use crate::op::getdents::{getdents, InFlightRead};
@@ -136,6 +136,7 @@ pub(crate) struct Config {
 pub struct DirBuilder {
     buffer_size: usize,
     backend: BackendChoice,
+    nofollow: bool,
 }
 
 impl Default for DirBuilder {
@@ -150,6 +151,7 @@ impl DirBuilder {
         DirBuilder {
             buffer_size: DEFAULT_BUFFER_SIZE,
             backend: BackendChoice::Auto,
+            nofollow: false,
         }
     }
 
@@ -163,6 +165,39 @@ impl DirBuilder {
     /// The backend to read with.
     pub fn backend(mut self, choice: BackendChoice) -> DirBuilder {
         self.backend = choice;
+        self
+    }
+
+    /// With `true`, [`open`](DirBuilder::open) refuses a path whose last
+    /// component is a symbolic link (`O_NOFOLLOW`) instead of following it:
+    /// the open fails with `NotADirectory` (`ENOTDIR`; Linux reports a link
+    /// that way under `O_DIRECTORY`). Earlier components are still
+    /// resolved as usual. Off by default, as for `std::fs::read_dir`;
+    /// [`open_at`](DirBuilder::open_at) always refuses links.
+    ///
+    /// A walker that must not leave the tree it was given opens its root
+    /// this way, and checks a root it opens again later with
+    /// [`Dir::file_id`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// let tmp = std::env::temp_dir().join(format!("nofollow-doc-{}", std::process::id()));
+    /// std::fs::create_dir(&tmp)?;
+    /// std::os::unix::fs::symlink("/", tmp.join("link"))?;
+    /// tokio_uring::start(async {
+    ///     let err = Dir::builder().nofollow(true).open(tmp.join("link")).await.unwrap_err();
+    ///     assert_eq!(err.kind(), std::io::ErrorKind::NotADirectory);
+    ///     // Without it, the link is followed.
+    ///     Dir::open(tmp.join("link")).await?.close().await
+    /// })?;
+    /// std::fs::remove_dir_all(&tmp)?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn nofollow(mut self, refuse_links: bool) -> DirBuilder {
+        self.nofollow = refuse_links;
         self
     }
 
@@ -181,7 +216,8 @@ impl DirBuilder {
     }
 
     /// Opens `path` (relative to the working directory; symbolic links are
-    /// followed, as `std::fs::read_dir` does) with io_uring `OPENAT`.
+    /// followed, as `std::fs::read_dir` does, unless
+    /// [`nofollow`](DirBuilder::nofollow) is set) with io_uring `OPENAT`.
     ///
     /// # Errors
     ///
@@ -190,17 +226,19 @@ impl DirBuilder {
     /// `PermissionDenied` (`EACCES`), or another kind for other errno values
     /// (`EMFILE`: too many open files); `InvalidInput` when the path holds a
     /// NUL byte; `Unsupported` when [`BackendChoice::Getdents`] was asked
-    /// for on a kernel without it.
+    /// for on a kernel without it; `NotADirectory` for a symbolic link
+    /// with [`nofollow`](DirBuilder::nofollow).
     ///
     /// # Panics
     ///
     /// Outside a tokio-uring runtime.
     pub fn open(&self, path: impl AsRef<Path>) -> OpenDirFuture {
         let path = path.as_ref();
+        let flags = if self.nofollow { libc::O_NOFOLLOW } else { 0 };
         let submitted = self
             .config(path)
             .and_then(|config| Ok((config, CName::from_path(path)?)))
-            .map(|(config, name)| open_dir(None, name, 0, Arc::from(path), config));
+            .map(|(config, name)| open_dir(None, name, flags, Arc::from(path), config));
         OpenDirFuture::new(submitted, path)
     }
 
@@ -361,6 +399,7 @@ impl Dir {
                 Backend::Getdents { .. } => BackendChoice::Getdents,
                 Backend::Fallback => BackendChoice::Fallback,
             },
+            nofollow: true,
         }
         .open_at(parent, name)
     }
@@ -398,6 +437,42 @@ impl Dir {
     /// path joined with the name). Used in error messages.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The device and inode of the open directory: one `statx(2)` on the
+    /// descriptor, made directly rather than through io_uring (it needs
+    /// no I/O: `AT_STATX_DONT_SYNC` lets network and FUSE file systems
+    /// answer from the inode they have), so a caller can check cheaply
+    /// that a directory opened again by path is the one it opened first.
+    ///
+    /// # Errors
+    ///
+    /// The errno of `statx`, naming the directory (rare: the descriptor is
+    /// open).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// tokio_uring::start(async {
+    ///     let first = Dir::builder().nofollow(true).open("/").await?;
+    ///     let id = first.file_id()?;
+    ///     first.close().await?;
+    ///     // Later, with the descriptor closed: open again and compare.
+    ///     let again = Dir::builder().nofollow(true).open("/").await?;
+    ///     if again.file_id()? != id {
+    ///         return Err(std::io::Error::other("/ was replaced while we walked it"));
+    ///     }
+    ///     again.close().await
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn file_id(&self) -> io::Result<FileId> {
+        let flags = libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC;
+        statx_now(Some(self.fd.borrow()), c"", flags, libc::STATX_INO)
+            .map(|stx| FileId::from_statx(&stx))
+            .map_err(|e| PathError::wrap("stat", &*self.path, e))
     }
 
     /// The backend reading this directory.

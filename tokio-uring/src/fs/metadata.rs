@@ -4,6 +4,43 @@ use std::time::{Duration, SystemTime};
 
 use io_uring_getdents::dirent::FileType;
 
+/// Which file an object is: its device and inode number, the pair that
+/// identifies a file on a running system (as `find` and `du` use it to
+/// detect loops and hard links).
+///
+/// From [`Dir::file_id`](super::Dir::file_id) (a cheap direct `statx` of
+/// an open directory) or [`Metadata::file_id`].
+///
+/// # Example
+///
+/// ```
+/// use tokio_uring_getdents::fs::{statx, Dir};
+///
+/// tokio_uring::start(async {
+///     let dir = Dir::open("/").await?;
+///     let meta = statx("/", libc::STATX_BASIC_STATS).await?;
+///     assert_eq!(dir.file_id()?, meta.file_id());
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId {
+    /// Device of the file system holding the file, as `st_dev`.
+    pub dev: u64,
+    /// Inode number, as `st_ino`.
+    pub ino: u64,
+}
+
+impl FileId {
+    pub(crate) fn from_statx(stx: &libc::statx) -> FileId {
+        FileId {
+            dev: libc::makedev(stx.stx_dev_major, stx.stx_dev_minor),
+            ino: stx.stx_ino,
+        }
+    }
+}
+
 /// What `statx` reported about a file (the file itself, never the target
 /// of a symbolic link).
 ///
@@ -92,6 +129,15 @@ impl Metadata {
     /// Device of the file system holding the file, as `st_dev`.
     pub fn dev(&self) -> u64 {
         self.dev
+    }
+
+    /// The device and inode together, to compare with
+    /// [`Dir::file_id`](super::Dir::file_id).
+    pub fn file_id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+        }
     }
 
     /// Device number for character and block devices, as `st_rdev`.

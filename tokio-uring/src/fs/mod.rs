@@ -13,7 +13,7 @@ pub use dir::{
 };
 pub use entry::DirEntry;
 pub use io_uring_getdents::dirent::FileType;
-pub use metadata::Metadata;
+pub use metadata::{FileId, Metadata};
 
 pub use crate::op::name::ChildName;
 
