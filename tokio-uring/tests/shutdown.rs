@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use common::{backends, builder, poll_once};
-use tokio_uring_getdents::fs::{BackendChoice, Dir};
+use tokio_uring_getdents::fs::{BackendChoice, Dir, MIN_BUFFER_SIZE};
 
 /// Allocations of the sizes freed by the driver (a 256-byte statx, small
 /// buffers): if the kernel wrote into any of them after they were freed,
@@ -152,7 +152,7 @@ fn reads_in_flight_when_the_runtime_ends() {
         for round in 0..50 {
             tokio_uring::start(async {
                 let mut dir = builder(choice)
-                    .buffer_size(512 + 64 * round)
+                    .buffer_size(MIN_BUFFER_SIZE + 64 * round)
                     .open(tmp.path())
                     .await
                     .unwrap();

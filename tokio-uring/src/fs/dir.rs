@@ -12,7 +12,7 @@ use std::task::{ready, Context, Poll};
 
 use futures_core::Stream;
 use io_uring_getdents::detect::{self, Support};
-use io_uring_getdents::dirent::{DirentIter, HEADER_LEN};
+use io_uring_getdents::dirent::{DirentIter, HEADER_LEN, RECORD_ALIGN};
 use io_uring_getdents::syscall::{getdents64, seek_dir, statx as statx_now};
 use tokio::task::JoinHandle;
 
@@ -31,9 +31,11 @@ use crate::pool;
 /// measurement behind it.
 pub const DEFAULT_BUFFER_SIZE: usize = 32 * 1024;
 
-/// Smallest buffer a `Dir` uses: room for the largest record (a 255-byte
-/// name takes 280 bytes), so that a read always makes progress.
-pub const MIN_BUFFER_SIZE: usize = 512;
+/// Smallest buffer a `Dir` uses: room for the largest record a Linux file
+/// system gives (FUSE allows names of 1 024 bytes, a 1 048-byte record;
+/// `NAME_MAX`, 255, is only the local file systems' limit), so that a read
+/// always makes progress.
+pub const MIN_BUFFER_SIZE: usize = 2048;
 
 /// Which mechanism reads a directory.
 ///
@@ -1011,7 +1013,84 @@ impl std::fmt::Debug for StatxFuture {
     }
 }
 
-/// The largest record: a 255-byte name.
-const MAX_RECORD: usize = (HEADER_LEN + 255 + 1).next_multiple_of(8);
+/// FUSE's limit on names (`FUSE_NAME_MAX`), the longest any Linux file
+/// system gives.
+const MAX_NAME: usize = 1024;
+
+/// The largest record: a [`MAX_NAME`]-byte name.
+const MAX_RECORD: usize = (HEADER_LEN + MAX_NAME + 1).next_multiple_of(RECORD_ALIGN);
 
 const _: () = assert!(MIN_BUFFER_SIZE >= MAX_RECORD);
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt;
+
+    use io_uring_getdents::dirent::encode;
+
+    use super::*;
+
+    /// Records as a FUSE file system may return them (names of 300 and
+    /// 1 024 bytes among short ones), in a buffer of the smallest size a
+    /// `Dir` uses: every name comes out whole, as `DirEntry`, its C
+    /// string, and the name an `open_at`/`statx` of the entry passes.
+    #[test]
+    fn names_up_to_fuse_s_limit_fit_the_smallest_buffer_and_stay_whole() {
+        let names: Vec<Vec<u8>> = vec![
+            b".".to_vec(),
+            vec![b'x'; 300],
+            b"short".to_vec(),
+            (0..1024).map(|i| b'a' + (i % 26) as u8).collect(),
+        ];
+        let mut config = DirBuilder::new()
+            .buffer_size(0)
+            .backend(BackendChoice::Fallback)
+            .config(Path::new("/"))
+            .unwrap();
+        assert_eq!(config.buffer_size, MIN_BUFFER_SIZE);
+        for name in &names[1..] {
+            let mut record = Vec::new();
+            encode(&mut record, 1, 1, libc::DT_REG, name);
+            assert!(
+                record.len() <= MIN_BUFFER_SIZE,
+                "a {}-byte name needs a {}-byte record, more than the smallest buffer",
+                name.len(),
+                record.len()
+            );
+        }
+        // One read per name, each the last (`end`), so that no real read
+        // of `/` starts behind them.
+        config.buffer_size = MIN_BUFFER_SIZE;
+        let mut dir = Dir::from_parts(
+            std::fs::File::open("/").unwrap().into(),
+            Arc::from(Path::new("/")),
+            config,
+        );
+        let mut seen = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let mut records = Vec::new();
+            encode(
+                &mut records,
+                10 + i as u64,
+                100 + i as u64,
+                libc::DT_REG,
+                name,
+            );
+            let mut buf = vec![0u8; MIN_BUFFER_SIZE].into_boxed_slice();
+            buf[..records.len()].copy_from_slice(&records);
+            dir.finish_read(Ok(records.len()), Some(buf), true);
+            while let Some(entry) = dir.next_buffered() {
+                seen.push(entry.unwrap());
+            }
+        }
+        assert_eq!(seen.len(), names.len() - 1, "`.` is skipped");
+        for (entry, name) in seen.iter().zip(&names[1..]) {
+            assert_eq!(entry.file_name().as_bytes(), &name[..]);
+            assert_eq!(entry.file_name_cstr().to_bytes(), &name[..]);
+            let child = super::super::ChildName::from(entry).to_cname().unwrap();
+            assert_eq!(child.as_os_str().as_bytes(), &name[..]);
+        }
+        assert_eq!(seen[2].file_name().len(), 1024);
+        assert!(matches!(dir.read, Read::End));
+    }
+}
