@@ -218,6 +218,7 @@ impl<'a> Dirent<'a> {
 
 /// What was wrong with a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParseErrorKind {
     /// Fewer bytes left than a record header.
     TruncatedHeader,

@@ -3,281 +3,27 @@
 use std::future::{poll_fn, Future};
 use std::io;
 use std::mem;
-use std::os::fd::{AsFd, BorrowedFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
 use std::pin::Pin;
-use std::rc::Weak;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use futures_core::Stream;
-use io_uring_getdents::detect::{self, Support};
-use io_uring_getdents::dirent::{DirentIter, HEADER_LEN, RECORD_ALIGN};
-use io_uring_getdents::syscall::{getdents64, seek_dir, statx as statx_now};
+use io_uring_getdents::dirent::DirentIter;
+use io_uring_getdents::syscall::statx as statx_now;
 use tokio::task::JoinHandle;
 
-use super::{DirEntry, FileId, Metadata};
+use super::builder::Config;
+use super::fallback::{fill, Fill};
+use super::{Backend, ChildName, DirBuilder, DirEntry, FileId, OpenDirFuture, StatxFuture};
 use crate::error::PathError;
 use crate::fd::SharedFd;
 use crate::op::getdents::{getdents, InFlightRead};
-use crate::op::name::{CName, ChildName};
-use crate::op::openat::{open_dir, OpenData, OpenDone};
-use crate::op::reaper::Reaper;
-use crate::op::statx::{statx, StatxData, StatxDone};
+use crate::op::name::CName;
+use crate::op::statx::statx;
 use crate::op::{close::close, Oneshot};
 use crate::pool;
-
-/// Default size of a `Dir`'s read buffer. See DESIGN.md for the
-/// measurement behind it.
-pub const DEFAULT_BUFFER_SIZE: usize = 32 * 1024;
-
-/// Smallest buffer a `Dir` uses: room for the largest record a Linux file
-/// system gives (FUSE allows names of 1 024 bytes, a 1 048-byte record;
-/// `NAME_MAX`, 255, is only the local file systems' limit), so that a read
-/// always makes progress.
-pub const MIN_BUFFER_SIZE: usize = 2048;
-
-/// Which mechanism reads a directory.
-///
-/// # Example
-///
-/// ```no_run
-/// use tokio_uring_getdents::fs::{Backend, Dir};
-///
-/// tokio_uring::start(async {
-///     let dir = Dir::open(".").await?;
-///     match dir.backend() {
-///         Backend::Getdents { opcode } => println!("IORING_OP_GETDENTS (opcode {opcode})"),
-///         Backend::Fallback => println!("getdents64 on tokio's blocking pool"),
-///     }
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// `IORING_OP_GETDENTS` submissions, chained by `d_off`.
-    Getdents {
-        /// The opcode number detection confirmed.
-        opcode: u8,
-    },
-    /// `getdents64(2)` on tokio's blocking thread pool, off the runtime
-    /// thread.
-    Fallback,
-}
-
-/// The backend a [`DirBuilder`] asks for.
-///
-/// # Example
-///
-/// ```no_run
-/// use tokio_uring_getdents::fs::{BackendChoice, Dir};
-///
-/// tokio_uring::start(async {
-///     let dir = Dir::builder().backend(BackendChoice::Fallback).open(".").await?;
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum BackendChoice {
-    /// GETDENTS where [`detect::cached`] confirms it, the fallback
-    /// elsewhere.
-    #[default]
-    Auto,
-    /// GETDENTS, or an `Unsupported` error from `open` when the kernel
-    /// lacks it.
-    Getdents,
-    /// Always the `getdents64` fallback.
-    Fallback,
-}
-
-impl BackendChoice {
-    fn resolve(self) -> Result<Backend, String> {
-        match self {
-            BackendChoice::Fallback => Ok(Backend::Fallback),
-            BackendChoice::Auto => Ok(detect::cached()
-                .opcode()
-                .map_or(Backend::Fallback, |opcode| Backend::Getdents { opcode })),
-            BackendChoice::Getdents => match detect::cached() {
-                Support::Available { opcode } => Ok(Backend::Getdents { opcode: *opcode }),
-                Support::Unavailable(why) => Err(format!(
-                    "IORING_OP_GETDENTS was requested but is unavailable: {why}"
-                )),
-            },
-        }
-    }
-}
-
-/// Settings a `Dir` is opened with; children opened with
-/// [`Dir::open_at`] inherit them.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Config {
-    backend: Backend,
-    buffer_size: usize,
-}
-
-/// Opens directories with chosen settings.
-///
-/// # Example
-///
-/// ```no_run
-/// use tokio_uring_getdents::fs::{BackendChoice, Dir};
-///
-/// tokio_uring::start(async {
-///     let builder = Dir::builder().buffer_size(64 * 1024).backend(BackendChoice::Auto);
-///     let mut dir = builder.open("/usr").await?;
-///     while let Some(entry) = dir.next().await {
-///         println!("{:?}", entry?.file_name());
-///     }
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct DirBuilder {
-    buffer_size: usize,
-    backend: BackendChoice,
-    nofollow: bool,
-}
-
-impl Default for DirBuilder {
-    fn default() -> DirBuilder {
-        DirBuilder::new()
-    }
-}
-
-impl DirBuilder {
-    /// [`DEFAULT_BUFFER_SIZE`] and [`BackendChoice::Auto`].
-    pub fn new() -> DirBuilder {
-        DirBuilder {
-            buffer_size: DEFAULT_BUFFER_SIZE,
-            backend: BackendChoice::Auto,
-            nofollow: false,
-        }
-    }
-
-    /// Bytes per read. Clamped to [`MIN_BUFFER_SIZE`]..=`i32::MAX`. The
-    /// buffer is allocated on the first read and reused by every later one.
-    pub fn buffer_size(mut self, bytes: usize) -> DirBuilder {
-        self.buffer_size = bytes.clamp(MIN_BUFFER_SIZE, i32::MAX as usize);
-        self
-    }
-
-    /// The backend to read with.
-    pub fn backend(mut self, choice: BackendChoice) -> DirBuilder {
-        self.backend = choice;
-        self
-    }
-
-    /// With `true`, [`open`](DirBuilder::open) refuses a path whose last
-    /// component is a symbolic link (`O_NOFOLLOW`) instead of following it:
-    /// the open fails with `NotADirectory` (`ENOTDIR`; Linux reports a link
-    /// that way under `O_DIRECTORY`). Earlier components are still
-    /// resolved as usual. Off by default, as for `std::fs::read_dir`;
-    /// [`open_at`](DirBuilder::open_at) always refuses links.
-    ///
-    /// A walker that must not leave the tree it was given opens its root
-    /// this way, and checks a root it opens again later with
-    /// [`Dir::file_id`].
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use tokio_uring_getdents::fs::Dir;
-    ///
-    /// let tmp = std::env::temp_dir().join(format!("nofollow-doc-{}", std::process::id()));
-    /// std::fs::create_dir(&tmp)?;
-    /// std::os::unix::fs::symlink("/", tmp.join("link"))?;
-    /// tokio_uring::start(async {
-    ///     let err = Dir::builder().nofollow(true).open(tmp.join("link")).await.unwrap_err();
-    ///     assert_eq!(err.kind(), std::io::ErrorKind::NotADirectory);
-    ///     // Without it, the link is followed.
-    ///     Dir::open(tmp.join("link")).await?.close().await
-    /// })?;
-    /// std::fs::remove_dir_all(&tmp)?;
-    /// # Ok::<_, std::io::Error>(())
-    /// ```
-    pub fn nofollow(mut self, refuse_links: bool) -> DirBuilder {
-        self.nofollow = refuse_links;
-        self
-    }
-
-    fn config(&self, path: &Path) -> io::Result<Config> {
-        let backend = self.backend.resolve().map_err(|msg| {
-            PathError::wrap(
-                "open directory",
-                path,
-                io::Error::new(io::ErrorKind::Unsupported, msg),
-            )
-        })?;
-        Ok(Config {
-            backend,
-            buffer_size: self.buffer_size,
-        })
-    }
-
-    /// Opens `path` (relative to the working directory; symbolic links are
-    /// followed, as `std::fs::read_dir` does, unless
-    /// [`nofollow`](DirBuilder::nofollow) is set) with io_uring `OPENAT`.
-    ///
-    /// # Errors
-    ///
-    /// The returned future fails with an error naming `path`, of kind
-    /// `NotFound` (`ENOENT`), `NotADirectory` (`ENOTDIR`),
-    /// `PermissionDenied` (`EACCES`), or another kind for other errno values
-    /// (`EMFILE`: too many open files); `InvalidInput` when the path holds a
-    /// NUL byte; `Unsupported` when [`BackendChoice::Getdents`] was asked
-    /// for on a kernel without it; `NotADirectory` for a symbolic link
-    /// with [`nofollow`](DirBuilder::nofollow).
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio-uring runtime.
-    pub fn open(&self, path: impl AsRef<Path>) -> OpenDirFuture {
-        let path = path.as_ref();
-        let flags = if self.nofollow { libc::O_NOFOLLOW } else { 0 };
-        let submitted = self
-            .config(path)
-            .and_then(|config| Ok((config, CName::from_path(path)?)))
-            .map(|(config, name)| open_dir(None, name, flags, Arc::from(path), config));
-        OpenDirFuture::new(submitted, path)
-    }
-
-    /// Opens the entry `name` of `parent` relative to the parent's
-    /// descriptor, without following a symbolic link (`O_NOFOLLOW |
-    /// O_DIRECTORY`): there is no `PATH_MAX` limit and no way out of the
-    /// tree.
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](DirBuilder::open), naming the parent's path joined with
-    /// `name`; a symbolic link or a file gives `ENOTDIR` (kind
-    /// `NotADirectory`: with `O_DIRECTORY` Linux reports a symbolic link
-    /// that way, not as `ELOOP`); `InvalidInput` when `name` is
-    /// not one path component.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio-uring runtime.
-    pub fn open_at<'a>(&self, parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
-        let name = name.into();
-        let path = parent.path.join(name.as_os_str());
-        let submitted = self
-            .config(&path)
-            .and_then(|config| Ok((config, name.to_cname()?)))
-            .map(|(config, cname)| {
-                open_dir(
-                    Some(&parent.fd),
-                    cname,
-                    libc::O_NOFOLLOW,
-                    Arc::from(path.as_path()),
-                    config,
-                )
-            });
-        OpenDirFuture::new(submitted, &path)
-    }
-}
 
 /// An open directory, read as a stream of [`DirEntry`] with io_uring.
 ///
@@ -395,15 +141,7 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn open_at<'a>(parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
-        DirBuilder {
-            buffer_size: parent.config.buffer_size,
-            backend: match parent.config.backend {
-                Backend::Getdents { .. } => BackendChoice::Getdents,
-                Backend::Fallback => BackendChoice::Fallback,
-            },
-            nofollow: true,
-        }
-        .open_at(parent, name)
+        DirBuilder::inheriting(parent.config).open_at(parent, name)
     }
 
     /// A builder for other buffer sizes or backends.
@@ -420,7 +158,7 @@ impl Dir {
         DirBuilder::new()
     }
 
-    pub(crate) fn from_parts(fd: std::os::fd::OwnedFd, path: Arc<Path>, config: Config) -> Dir {
+    pub(super) fn from_parts(fd: OwnedFd, path: Arc<Path>, config: Config) -> Dir {
         Dir {
             fd: SharedFd::new(fd),
             path,
@@ -433,6 +171,11 @@ impl Dir {
             reposition: false,
             discard: false,
         }
+    }
+
+    /// The descriptor, for operations relative to this directory.
+    pub(super) fn shared_fd(&self) -> &SharedFd {
+        &self.fd
     }
 
     /// The path this `Dir` was opened with (for `open_at`, the parent's
@@ -764,7 +507,7 @@ impl Dir {
                 e,
             ))),
         };
-        StatxFuture { op }
+        StatxFuture::new(op)
     }
 
     /// Metadata of the directory itself (`statx` with `AT_EMPTY_PATH` on
@@ -785,9 +528,11 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn metadata(&self, mask: u32) -> StatxFuture {
-        StatxFuture {
-            op: statx(Some((&self.fd, Arc::clone(&self.path))), CName::Empty, mask),
-        }
+        StatxFuture::new(statx(
+            Some((&self.fd, Arc::clone(&self.path))),
+            CName::Empty,
+            mask,
+        ))
     }
 
     /// Closes the directory with io_uring `CLOSE`, after waiting for its
@@ -829,62 +574,6 @@ impl Dir {
     }
 }
 
-/// What a fallback fill brings back.
-struct Fill {
-    res: io::Result<usize>,
-    buf: Box<[u8]>,
-    /// `getdents64` returned 0 after the bytes in `res`.
-    end: bool,
-}
-
-/// The fallback read, on a blocking thread: `getdents64` until the buffer
-/// cannot take a maximal record or the directory ends. Seeing the end in
-/// the same trip saves a second hop to the pool for every directory that
-/// fits in one buffer (most of them). The buffer and the descriptor
-/// reference travel with the closure, so a dropped `Dir` cannot free them
-/// while the system call runs.
-fn fill(fd: SharedFd, mut buf: Box<[u8]>, seek_to: Option<u64>) -> Fill {
-    if let Some(offset) = seek_to {
-        if let Err(e) = seek_dir(fd.borrow(), offset) {
-            return Fill {
-                res: Err(e),
-                buf,
-                end: false,
-            };
-        }
-    }
-    let mut filled = 0;
-    loop {
-        match getdents64(fd.borrow(), &mut buf[filled..]) {
-            Ok(0) => {
-                return Fill {
-                    res: Ok(filled),
-                    buf,
-                    end: true,
-                }
-            }
-            Ok(n) => filled += n,
-            // Return what was read; the next fill meets the error again.
-            Err(_) if filled > 0 => break,
-            Err(e) => {
-                return Fill {
-                    res: Err(e),
-                    buf,
-                    end: false,
-                }
-            }
-        }
-        if buf.len() - filled < MAX_RECORD {
-            break;
-        }
-    }
-    Fill {
-        res: Ok(filled),
-        buf,
-        end: false,
-    }
-}
-
 impl Stream for Dir {
     type Item = io::Result<DirEntry>;
 
@@ -918,116 +607,13 @@ impl std::fmt::Debug for Dir {
     }
 }
 
-/// The future of [`Dir::open`], [`Dir::open_at`] and the builder's opens.
-///
-/// Dropping it while the open is in flight is safe and leaks nothing: the
-/// operation is handed to a task that waits for it and closes the new
-/// descriptor.
-#[must_use = "futures do nothing unless awaited"]
-pub struct OpenDirFuture {
-    op: Oneshot<OpenData, OpenDone>,
-    reaper: Weak<Reaper>,
-}
-
-impl OpenDirFuture {
-    fn new(submitted: io::Result<crate::op::openat::InFlightOpen>, path: &Path) -> OpenDirFuture {
-        match submitted {
-            Ok(op) => OpenDirFuture {
-                op: Oneshot::Running(op),
-                reaper: Reaper::current(),
-            },
-            Err(e) => OpenDirFuture {
-                op: Oneshot::Failed(Some(name_path(e, path))),
-                reaper: Weak::new(),
-            },
-        }
-    }
-}
-
-/// Errors from argument checks get the path too (those from the kernel
-/// already have it).
-fn name_path(e: io::Error, path: &Path) -> io::Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<PathError>()) {
-        e
-    } else {
-        PathError::wrap("open directory", path, e)
-    }
-}
-
-impl Future for OpenDirFuture {
-    type Output = io::Result<Dir>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Dir>> {
-        self.get_mut().op.poll_op(cx)
-    }
-}
-
-impl Drop for OpenDirFuture {
-    fn drop(&mut self) {
-        if let Oneshot::Running(op) = mem::replace(&mut self.op, Oneshot::Finished) {
-            if let Some(reaper) = self.reaper.upgrade() {
-                reaper.adopt(op);
-            }
-            // Otherwise the runtime is gone and has already waited for the
-            // operation (its result is lost).
-        }
-    }
-}
-
-/// The future of [`Dir::statx`], [`Dir::metadata`] and [`statx`](super::statx).
-///
-/// Dropping it in flight is safe: the name and the result buffer stay
-/// with tokio-uring until the completion.
-#[must_use = "futures do nothing unless awaited"]
-pub struct StatxFuture {
-    op: Oneshot<StatxData, StatxDone>,
-}
-
-impl StatxFuture {
-    pub(crate) fn for_path(path: &Path, mask: u32) -> StatxFuture {
-        let op = match CName::from_path(path) {
-            Ok(name) => statx(None, name, mask),
-            Err(e) => Oneshot::Failed(Some(PathError::wrap("stat", PathBuf::from(path), e))),
-        };
-        StatxFuture { op }
-    }
-}
-
-impl Future for StatxFuture {
-    type Output = io::Result<Metadata>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Metadata>> {
-        self.get_mut().op.poll_op(cx)
-    }
-}
-
-impl std::fmt::Debug for OpenDirFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenDirFuture").finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for StatxFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StatxFuture").finish_non_exhaustive()
-    }
-}
-
-/// FUSE's limit on names (`FUSE_NAME_MAX`), the longest any Linux file
-/// system gives.
-const MAX_NAME: usize = 1024;
-
-/// The largest record: a [`MAX_NAME`]-byte name.
-const MAX_RECORD: usize = (HEADER_LEN + MAX_NAME + 1).next_multiple_of(RECORD_ALIGN);
-
-const _: () = assert!(MIN_BUFFER_SIZE >= MAX_RECORD);
-
 #[cfg(test)]
 mod tests {
     use std::os::unix::ffi::OsStrExt;
 
     use io_uring_getdents::dirent::encode;
 
+    use super::super::{BackendChoice, MIN_BUFFER_SIZE};
     use super::*;
 
     /// Records as a FUSE file system may return them (names of 300 and
@@ -1087,7 +673,7 @@ mod tests {
         for (entry, name) in seen.iter().zip(&names[1..]) {
             assert_eq!(entry.file_name().as_bytes(), &name[..]);
             assert_eq!(entry.file_name_cstr().to_bytes(), &name[..]);
-            let child = super::super::ChildName::from(entry).to_cname().unwrap();
+            let child = ChildName::from(entry).to_cname().unwrap();
             assert_eq!(child.as_os_str().as_bytes(), &name[..]);
         }
         assert_eq!(seen[2].file_name().len(), 1024);

@@ -2,20 +2,25 @@
 
 use std::path::Path;
 
+// dir.rs: the stream (reads, batches, seek, statx, close); builder.rs: how
+// a Dir is opened (settings, backends); futures.rs: the open and statx
+// futures; fallback.rs: the getdents64 read on the blocking pool;
+// entry.rs, name.rs, metadata.rs: the values handed to callers.
+mod builder;
 mod dir;
 mod entry;
+mod fallback;
+mod futures;
 mod metadata;
+mod name;
 
-pub(crate) use dir::Config;
-pub use dir::{
-    Backend, BackendChoice, Dir, DirBuilder, OpenDirFuture, StatxFuture, DEFAULT_BUFFER_SIZE,
-    MIN_BUFFER_SIZE,
-};
+pub use builder::{Backend, BackendChoice, DirBuilder, DEFAULT_BUFFER_SIZE, MIN_BUFFER_SIZE};
+pub use dir::Dir;
 pub use entry::DirEntry;
+pub use futures::{OpenDirFuture, StatxFuture};
 pub use io_uring_getdents::dirent::FileType;
 pub use metadata::{FileId, Metadata};
-
-pub use crate::op::name::ChildName;
+pub use name::ChildName;
 
 /// Metadata of `path` (relative to the working directory) through io_uring
 /// `STATX`, without following a final symbolic link. `mask` takes

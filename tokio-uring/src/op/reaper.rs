@@ -83,8 +83,8 @@ impl Reaper {
 async fn run(reaper: Rc<Reaper>) {
     poll_fn(|cx| {
         reaper.waker.set(Some(cx.waker().clone()));
-        // Completed opens yield a `Dir` (or an error), dropped right here:
-        // that closes the descriptor.
+        // Completed opens yield an `OwnedFd` (or an error), dropped right
+        // here: that closes the descriptor.
         reaper
             .orphans
             .borrow_mut()
