@@ -294,7 +294,7 @@ impl From<ParseError> for std::io::Error {
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use std::os::fd::AsFd;
 /// use io_uring_getdents::{dirent::DirentIter, syscall::getdents64};
 ///

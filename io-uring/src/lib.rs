@@ -20,7 +20,7 @@
 //!
 //! List a directory with GETDENTS, chaining reads by `d_off`:
 //!
-//! ```no_run
+//! ```
 //! use io_uring_getdents::{detect, dirent::DirentIter, io_uring::{types, IoUring}, opcode::GetDents};
 //! use std::os::fd::AsRawFd;
 //!

@@ -8,7 +8,7 @@
 //! pool, so the runtime thread never blocks. Opening (`OPENAT`), metadata
 //! (`STATX`) and closing (`CLOSE`) always go through io_uring.
 //!
-//! ```no_run
+//! ```
 //! use tokio_uring_getdents::fs::Dir;
 //!
 //! tokio_uring::start(async {
@@ -23,7 +23,9 @@
 //! # Ok::<_, std::io::Error>(())
 //! ```
 //!
-//! `Dir` is also a [`futures_core::Stream`] of `io::Result<DirEntry>`.
+//! `Dir` is also a [`futures_core::Stream`] of `io::Result<DirEntry>`;
+//! [`fs::Dir::handle`] gives a [`fs::DirHandle`] for `statx` and `open_at`
+//! while a combinator owns the stream.
 //! Children are opened relative to their parent's descriptor with
 //! `O_NOFOLLOW | O_DIRECTORY` ([`fs::Dir::open_at`]), and stat'ed relative
 //! to it with `AT_SYMLINK_NOFOLLOW` ([`fs::Dir::statx`]), so a walk never

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use io_uring_getdents::detect::{self, Support};
 
-use super::{ChildName, Dir, OpenDirFuture};
+use super::{ChildName, Dir, DirHandle, OpenDirFuture};
 use crate::error::PathError;
 use crate::op::name::CName;
 use crate::op::openat::open_dir;
@@ -26,7 +26,7 @@ pub const MIN_BUFFER_SIZE: usize = 2048;
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::fs::{Backend, Dir};
 ///
 /// tokio_uring::start(async {
@@ -57,7 +57,7 @@ pub enum Backend {
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::fs::{BackendChoice, Dir};
 ///
 /// tokio_uring::start(async {
@@ -109,7 +109,7 @@ pub(crate) struct Config {
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::fs::{BackendChoice, Dir};
 ///
 /// tokio_uring::start(async {
@@ -263,6 +263,14 @@ impl DirBuilder {
     ///
     /// Outside a tokio-uring runtime.
     pub fn open_at<'a>(&self, parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
+        self.open_at_handle(parent.handle_ref(), name)
+    }
+
+    pub(super) fn open_at_handle<'a>(
+        &self,
+        parent: &DirHandle,
+        name: impl Into<ChildName<'a>>,
+    ) -> OpenDirFuture {
         let name = name.into();
         let path = parent.path().join(name.as_os_str());
         let submitted = self.config(&path).and_then(|config| {

@@ -11,18 +11,17 @@ use std::task::{ready, Context, Poll};
 
 use futures_core::Stream;
 use io_uring_getdents::dirent::DirentIter;
-use io_uring_getdents::syscall::statx as statx_now;
 use tokio::task::JoinHandle;
 
 use super::builder::Config;
 use super::fallback::{fill, Fill};
-use super::{Backend, ChildName, DirBuilder, DirEntry, FileId, OpenDirFuture, StatxFuture};
+use super::{
+    Backend, ChildName, DirBuilder, DirEntry, DirHandle, FileId, OpenDirFuture, StatxFuture,
+};
 use crate::error::PathError;
 use crate::fd::SharedFd;
+use crate::op::close::close;
 use crate::op::getdents::{getdents, InFlightRead};
-use crate::op::name::CName;
-use crate::op::statx::statx;
-use crate::op::{close::close, Oneshot};
 use crate::pool;
 
 /// An open directory, read as a stream of [`DirEntry`] with io_uring.
@@ -42,7 +41,7 @@ use crate::pool;
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::fs::Dir;
 ///
 /// tokio_uring::start(async {
@@ -57,9 +56,8 @@ use crate::pool;
 /// # Ok::<_, std::io::Error>(())
 /// ```
 pub struct Dir {
-    fd: SharedFd,
-    path: Arc<Path>,
-    config: Config,
+    /// The descriptor, path and settings, shared with handles.
+    at: DirHandle,
     /// Records of the last read, copied out of the kernel buffer so that
     /// the buffer can be reused at once; entries share this copy.
     batch: Option<Arc<[u8]>>,
@@ -102,7 +100,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let dir = tokio_uring_getdents::fs::Dir::open("/tmp").await?;
     ///     dir.close().await
@@ -124,7 +122,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::{Dir, FileType};
     ///
     /// tokio_uring::start(async {
@@ -141,12 +139,12 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn open_at<'a>(parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
-        DirBuilder::inheriting(parent.config).open_at(parent, name)
+        parent.at.open_at(name)
     }
 
     /// A builder for other buffer sizes or backends.
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::{BackendChoice, Dir};
     /// tokio_uring::start(async {
     ///     let dir = Dir::builder().buffer_size(1 << 20).backend(BackendChoice::Fallback).open(".").await?;
@@ -160,9 +158,7 @@ impl Dir {
 
     pub(super) fn from_parts(fd: OwnedFd, path: Arc<Path>, config: Config) -> Dir {
         Dir {
-            fd: SharedFd::new(fd),
-            path,
-            config,
+            at: DirHandle::new(SharedFd::new(fd), path, config),
             batch: None,
             pos: 0,
             buf: None,
@@ -173,15 +169,43 @@ impl Dir {
         }
     }
 
-    /// The descriptor, for operations relative to this directory.
-    pub(super) fn shared_fd(&self) -> &SharedFd {
-        &self.fd
+    pub(super) fn handle_ref(&self) -> &DirHandle {
+        &self.at
+    }
+
+    /// A handle for `statx` and `open_at` relative to this directory that
+    /// does not borrow it, for use while the `Dir` is being read (by a
+    /// stream combinator, say); see [`DirHandle`]. It keeps the descriptor
+    /// open as long as it lives.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, FileType};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::open(env!("CARGO_MANIFEST_DIR")).await?;
+    ///     let at = dir.handle();
+    ///     let mut children = Vec::new();
+    ///     while let Some(entry) = dir.next().await {
+    ///         let entry = entry?;
+    ///         if entry.file_type() == FileType::Directory {
+    ///             children.push(at.open_at(&entry).await?);
+    ///         }
+    ///     }
+    ///     assert!(children.iter().any(|c| c.path().ends_with("src")));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn handle(&self) -> DirHandle {
+        self.at.clone()
     }
 
     /// The path this `Dir` was opened with (for `open_at`, the parent's
     /// path joined with the name). Used in error messages.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.at.path()
     }
 
     /// The device and inode of the open directory: one `statx(2)` on the
@@ -214,20 +238,17 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn file_id(&self) -> io::Result<FileId> {
-        let flags = libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC;
-        statx_now(Some(self.fd.borrow()), c"", flags, libc::STATX_INO)
-            .map(|stx| FileId::from_statx(&stx))
-            .map_err(|e| PathError::wrap("stat", &*self.path, e))
+        self.at.file_id()
     }
 
     /// The backend reading this directory.
     pub fn backend(&self) -> Backend {
-        self.config.backend
+        self.at.backend()
     }
 
     /// The read buffer's size in bytes.
     pub fn buffer_size(&self) -> usize {
-        self.config.buffer_size
+        self.at.config().buffer_size
     }
 
     /// The next entry; `None` at the end.
@@ -241,7 +262,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let mut dir = tokio_uring_getdents::fs::Dir::open(".").await?;
     ///     let mut count = 0;
@@ -323,13 +344,12 @@ impl Dir {
         let buf = self
             .buf
             .take()
-            .unwrap_or_else(|| pool::take(self.config.buffer_size));
-        self.read = match self.config.backend {
-            Backend::Getdents { opcode } => {
-                Read::Ring(getdents(&self.fd, buf, self.next_offset, opcode))
-            }
+            .unwrap_or_else(|| pool::take(self.at.config().buffer_size));
+        let fd = self.at.shared_fd();
+        self.read = match self.at.backend() {
+            Backend::Getdents { opcode } => Read::Ring(getdents(fd, buf, self.next_offset, opcode)),
             Backend::Fallback => {
-                let fd = self.fd.clone();
+                let fd = fd.clone();
                 let seek_to = mem::take(&mut self.reposition).then_some(self.next_offset);
                 Read::Thread(tokio::task::spawn_blocking(move || fill(fd, buf, seek_to)))
             }
@@ -403,7 +423,7 @@ impl Dir {
     }
 
     fn read_error(&self, e: io::Error) -> io::Error {
-        PathError::wrap("read directory", &*self.path, e)
+        PathError::wrap("read directory", self.at.path(), e)
     }
 
     /// Moves the read position: the next entry returned is the one after
@@ -418,7 +438,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::Dir;
     ///
     /// tokio_uring::start(async {
@@ -447,7 +467,7 @@ impl Dir {
 
     /// Starts again from the first entry: `seek(0)`.
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let mut dir = tokio_uring_getdents::fs::Dir::open(".").await?;
     ///     while dir.next().await.transpose()?.is_some() {}
@@ -482,7 +502,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::Dir;
     ///
     /// tokio_uring::start(async {
@@ -498,16 +518,7 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn statx<'a>(&self, name: impl Into<ChildName<'a>>, mask: u32) -> StatxFuture {
-        let name = name.into();
-        let op = match name.to_cname() {
-            Ok(cname) => statx(Some((&self.fd, Arc::clone(&self.path))), cname, mask),
-            Err(e) => Oneshot::Failed(Some(PathError::wrap(
-                "stat",
-                self.path.join(name.as_os_str()),
-                e,
-            ))),
-        };
-        StatxFuture::new(op)
+        self.at.statx(name, mask)
     }
 
     /// Metadata of the directory itself (`statx` with `AT_EMPTY_PATH` on
@@ -518,7 +529,7 @@ impl Dir {
     /// The errno of `statx`, naming the directory (rare: the descriptor is
     /// open).
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let dir = tokio_uring_getdents::fs::Dir::open("/").await?;
     ///     let meta = dir.metadata(libc::STATX_BASIC_STATS).await?;
@@ -528,11 +539,7 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn metadata(&self, mask: u32) -> StatxFuture {
-        StatxFuture::new(statx(
-            Some((&self.fd, Arc::clone(&self.path))),
-            CName::Empty,
-            mask,
-        ))
+        self.at.metadata(mask)
     }
 
     /// Closes the directory with io_uring `CLOSE`, after waiting for its
@@ -549,7 +556,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let dir = tokio_uring_getdents::fs::Dir::open(".").await?;
     ///     dir.close().await
@@ -562,7 +569,7 @@ impl Dir {
             Read::Thread(task) => drop(task.await),
             Read::Idle | Read::End | Read::Failed(_) => {}
         }
-        let (fd, path) = (self.fd.clone(), Arc::clone(&self.path));
+        let (fd, path) = (self.at.shared_fd().clone(), self.at.shared_path());
         drop(self);
         match fd.into_owned() {
             Some(fd) => {
@@ -592,17 +599,17 @@ impl Drop for Dir {
 
 impl AsFd for Dir {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.borrow()
+        self.at.shared_fd().borrow()
     }
 }
 
 impl std::fmt::Debug for Dir {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dir")
-            .field("path", &self.path)
-            .field("fd", &self.fd.raw())
-            .field("backend", &self.config.backend)
-            .field("buffer_size", &self.config.buffer_size)
+            .field("path", &self.at.path())
+            .field("fd", &self.at.shared_fd().raw())
+            .field("backend", &self.at.backend())
+            .field("buffer_size", &self.buffer_size())
             .finish_non_exhaustive()
     }
 }

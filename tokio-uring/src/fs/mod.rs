@@ -4,13 +4,14 @@ use std::path::Path;
 
 // dir.rs: the stream (reads, batches, seek, statx, close); builder.rs: how
 // a Dir is opened (settings, backends); futures.rs: the open and statx
-// futures; fallback.rs: the getdents64 read on the blocking pool;
+// futures; handle.rs: DirHandle; fallback.rs: the getdents64 read on the blocking pool;
 // entry.rs, name.rs, metadata.rs: the values handed to callers.
 mod builder;
 mod dir;
 mod entry;
 mod fallback;
 mod futures;
+mod handle;
 mod metadata;
 mod name;
 
@@ -18,8 +19,13 @@ pub use builder::{Backend, BackendChoice, DirBuilder, DEFAULT_BUFFER_SIZE, MIN_B
 pub use dir::Dir;
 pub use entry::DirEntry;
 pub use futures::{OpenDirFuture, StatxFuture};
+pub use handle::DirHandle;
 pub use io_uring_getdents::dirent::FileType;
-pub use metadata::{FileId, Metadata};
+pub use metadata::{
+    FileId, Metadata, STATX_ATIME, STATX_BASIC_STATS, STATX_BLOCKS, STATX_BTIME, STATX_CTIME,
+    STATX_GID, STATX_INO, STATX_MNT_ID, STATX_MODE, STATX_MTIME, STATX_NLINK, STATX_SIZE,
+    STATX_TYPE, STATX_UID,
+};
 pub use name::ChildName;
 
 /// Metadata of `path` (relative to the working directory) through io_uring
@@ -38,7 +44,7 @@ pub use name::ChildName;
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// tokio_uring::start(async {
 ///     let meta = tokio_uring_getdents::fs::statx("/usr", libc::STATX_BASIC_STATS).await?;
 ///     assert!(meta.is_dir());
