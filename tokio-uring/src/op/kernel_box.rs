@@ -12,33 +12,30 @@
 //! in the test VM (a `Dir` dropped with its read-ahead in flight at the end
 //! of a test) and is reproduced on the host by tests/shutdown.rs.
 //!
-//! A [`KernelBox`] is dropped normally except while this thread's runtime
-//! is shutting down: then it moves into a per-thread quarantine instead of
-//! being freed. The signal is the per-runtime [`Reaper`](super::reaper)
-//! task, which the runtime drops together with its other tasks, before
-//! the driver. The quarantine is emptied when the next runtime on this
-//! thread submits its first operation (the previous driver has finished
-//! dropping by then, having waited for every completion) or when the
-//! thread exits.
+//! A [`KernelBox`] remembers the runtime whose operation it belongs to,
+//! through that runtime's [`Reaper`](super::reaper) task, which the runtime
+//! drops together with its other tasks, before the driver. It is dropped
+//! normally while that reaper lives; once the reaper is gone, the runtime
+//! is shutting down and the block moves into a per-thread quarantine
+//! instead of being freed. Keyed to the runtime, not the thread: with two
+//! runtimes on one thread, the other one being alive says nothing about
+//! the kernel being done with this one's memory. The quarantine is emptied
+//! when a runtime on this thread creates its reaper (every runtime whose
+//! reaper died before has finished dropping its driver by then, having
+//! waited for every completion) or when the thread exits.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::rc::Weak;
+
+use super::reaper::Reaper;
 
 thread_local! {
-    /// The runtime on this thread is being dropped.
-    static SHUTTING_DOWN: Cell<bool> = const { Cell::new(false) };
     static QUARANTINE: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Called when this thread's runtime starts dropping its tasks.
-pub(crate) fn runtime_shutting_down() {
-    let _ = SHUTTING_DOWN.try_with(|flag| flag.set(true));
-}
-
-/// Called when a runtime on this thread starts submitting: a previous
-/// runtime's driver is gone, so its quarantined memory can be freed.
-pub(crate) fn runtime_started() {
-    let _ = SHUTTING_DOWN.try_with(|flag| flag.set(false));
+/// Frees the quarantined blocks; called when a runtime creates its reaper.
+pub(crate) fn release_quarantine() {
     let freed = QUARANTINE.try_with(|q| std::mem::take(&mut *q.borrow_mut()));
     drop(freed);
 }
@@ -52,17 +49,29 @@ pub(crate) fn quarantined() -> usize {
 /// A heap block the kernel may write into while an operation runs. It
 /// lives in the operation's stable data; see the module documentation for
 /// why its `Drop` is special.
-pub(crate) struct KernelBox<T: ?Sized + 'static>(Option<Box<T>>);
+pub(crate) struct KernelBox<T: ?Sized + 'static> {
+    block: Option<Box<T>>,
+    /// The reaper of the runtime the operation is submitted to.
+    owner: Weak<Reaper>,
+}
 
 impl<T: ?Sized + 'static> KernelBox<T> {
+    /// Wraps `block` for an operation of the runtime running now.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
     pub(crate) fn new(block: Box<T>) -> KernelBox<T> {
-        KernelBox(Some(block))
+        KernelBox {
+            block: Some(block),
+            owner: Reaper::current(),
+        }
     }
 
     /// The block's address, for the SQE. The block does not move when the
     /// `KernelBox` does.
     pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
-        match &mut self.0 {
+        match &mut self.block {
             Some(block) => &mut **block,
             None => unreachable!("a KernelBox holds its block until into_inner or drop"),
         }
@@ -70,7 +79,7 @@ impl<T: ?Sized + 'static> KernelBox<T> {
 
     /// The block back, once the completion has arrived.
     pub(crate) fn into_inner(mut self) -> Box<T> {
-        match self.0.take() {
+        match self.block.take() {
             Some(block) => block,
             None => unreachable!("a KernelBox holds its block until into_inner or drop"),
         }
@@ -81,7 +90,7 @@ impl<T: ?Sized + 'static> std::ops::Deref for KernelBox<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        match &self.0 {
+        match &self.block {
             Some(block) => block,
             None => unreachable!("a KernelBox holds its block until into_inner or drop"),
         }
@@ -90,8 +99,13 @@ impl<T: ?Sized + 'static> std::ops::Deref for KernelBox<T> {
 
 impl<T: ?Sized + 'static> Drop for KernelBox<T> {
     fn drop(&mut self) {
-        let Some(block) = self.0.take() else { return };
-        if !SHUTTING_DOWN.try_with(Cell::get).unwrap_or(true) {
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        if self.owner.strong_count() > 0 {
+            // The owning runtime runs, so this drop comes after the
+            // completion (or before the submission): free the block.
+            drop(block);
             return;
         }
         // The kernel may still write here: keep the block allocated. Boxed
@@ -110,29 +124,53 @@ impl<T: ?Sized + 'static> Drop for KernelBox<T> {
 
 #[cfg(test)]
 mod tests {
+    use tokio_uring::Runtime;
+
     use super::*;
 
-    fn drop_one() {
-        let block: Box<[u8]> = vec![7u8; 300].into_boxed_slice();
-        drop(KernelBox::new(block));
+    fn drop_one(owner: &Weak<Reaper>) {
+        drop(KernelBox {
+            block: Some(vec![7u8; 300].into_boxed_slice()),
+            owner: owner.clone(),
+        });
     }
 
     #[test]
-    fn quarantined_only_between_a_runtime_shutdown_and_the_next_start() {
-        tokio_uring::start(async {
-            super::super::reaper::Reaper::current();
-            drop_one();
+    fn quarantined_once_the_owning_runtime_shuts_down() {
+        let first = tokio_uring::start(async {
+            let owner = Reaper::current();
+            drop_one(&owner);
             assert_eq!(quarantined(), 0, "freed while the runtime runs");
+            owner
         });
         // The runtime dropped its reaper: blocks dropped now are kept.
-        drop_one();
-        drop_one();
+        drop_one(&first);
+        drop_one(&first);
         assert_eq!(quarantined(), 2);
         tokio_uring::start(async {
-            super::super::reaper::Reaper::current();
+            let owner = Reaper::current();
             assert_eq!(quarantined(), 0, "freed when the next runtime starts");
-            drop_one();
+            drop_one(&owner);
             assert_eq!(quarantined(), 0);
         });
+    }
+
+    #[test]
+    fn keyed_to_the_runtime_not_the_thread() {
+        let a = Runtime::new(&tokio_uring::builder()).unwrap();
+        let owner_a = a.block_on(async { Reaper::current() });
+        let b = Runtime::new(&tokio_uring::builder()).unwrap();
+        let owner_b = b.block_on(async { Reaper::current() });
+        assert!(
+            !owner_a.ptr_eq(&owner_b),
+            "a second runtime on the thread got the first one's reaper"
+        );
+        assert!(a.block_on(async { Reaper::current() }).ptr_eq(&owner_a));
+        drop(b);
+        drop_one(&owner_a);
+        assert_eq!(quarantined(), 0, "runtime A still runs");
+        drop_one(&owner_b);
+        assert_eq!(quarantined(), 1, "runtime B is shutting down");
+        drop(a);
     }
 }

@@ -6,15 +6,24 @@
 //!   completion, but throws the completion away, so a dropped OPENAT would
 //!   leak the descriptor it creates. Instead, a dropped `OpenDirFuture`
 //!   hands its in-flight operation to this task, which polls it to the end
-//!   and drops the resulting `Dir`, closing the descriptor.
-//! - Tell [`kernel_box`](super::kernel_box) when the runtime shuts down:
-//!   the runtime drops this task with its others, before its driver.
+//!   and drops the resulting descriptor, closing it.
+//! - Tell [`kernel_box`](super::kernel_box) when its runtime shuts down:
+//!   the runtime drops this task with its others, before its driver, so a
+//!   [`KernelBox`](super::kernel_box::KernelBox) whose reaper is gone
+//!   belongs to a runtime that is shutting down.
+//!
+//! A thread may hold several tokio-uring runtimes (only one runs at a
+//! time), so reapers are found by the id of the tokio runtime that is
+//! running, never by thread alone: an operation of one runtime must never
+//! be tied to another runtime's reaper.
 
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::{Poll, Waker};
+
+use tokio::runtime::Id;
 
 use super::kernel_box;
 use super::openat::InFlightOpen;
@@ -26,23 +35,37 @@ pub(crate) struct Reaper {
 }
 
 thread_local! {
-    /// The reaper of the runtime running on this thread, if any. Weak: the
-    /// spawned task owns it, so it dies with the runtime's task set.
-    static CURRENT: RefCell<Weak<Reaper>> = const { RefCell::new(Weak::new()) };
+    /// The reapers of the runtimes on this thread, by tokio runtime id.
+    /// Weak: each spawned task owns its reaper, so it dies with its
+    /// runtime's task set. Usually one entry, two when runtimes nest.
+    static REAPERS: RefCell<Vec<(Id, Weak<Reaper>)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Reaper {
-    /// The reaper of the current runtime, spawning it on first use. Must
-    /// be called inside a tokio-uring runtime (as every submission is).
+    /// The reaper of the runtime running now, spawning it on first use.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime (as every submission does).
     pub(crate) fn current() -> Weak<Reaper> {
-        CURRENT.with(|current| {
-            if current.borrow().strong_count() > 0 {
-                return current.borrow().clone();
+        let id = tokio::runtime::Handle::current().id();
+        REAPERS.with(|reapers| {
+            if let Some((_, reaper)) = reapers
+                .borrow()
+                .iter()
+                .find(|(owner, reaper)| *owner == id && reaper.strong_count() > 0)
+            {
+                return reaper.clone();
             }
-            kernel_box::runtime_started();
+            // A runtime starts submitting: every runtime whose reaper died
+            // before has finished dropping its driver, which waited for
+            // all of its completions.
+            kernel_box::release_quarantine();
+            let mut reapers = reapers.borrow_mut();
+            reapers.retain(|(_, reaper)| reaper.strong_count() > 0);
             let reaper = Rc::new(Reaper::default());
             let weak = Rc::downgrade(&reaper);
-            *current.borrow_mut() = weak.clone();
+            reapers.push((id, weak.clone()));
             drop(tokio_uring::spawn(run(reaper)));
             weak
         })
@@ -57,17 +80,11 @@ impl Reaper {
     }
 }
 
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        kernel_box::runtime_shutting_down();
-    }
-}
-
 async fn run(reaper: Rc<Reaper>) {
     poll_fn(|cx| {
         reaper.waker.set(Some(cx.waker().clone()));
-        // Completed opens yield a `Dir` (or an error), dropped right here:
-        // that closes the descriptor.
+        // Completed opens yield an `OwnedFd` (or an error), dropped right
+        // here: that closes the descriptor.
         reaper
             .orphans
             .borrow_mut()
