@@ -1,0 +1,169 @@
+//! The `uring` engine's own paths: few descriptors, a root swapped for a
+//! symlink while it is walked, a large directory shared out among its
+//! workers, and many directories in flight at once.
+
+mod testenv;
+
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use testenv::*;
+
+/// Runs `traverse ARGS PATH` under `ulimit -n LIMIT`.
+fn with_fd_limit(limit: u32, args: &str, path: &Path) -> std::process::Output {
+    let script = format!("ulimit -n {limit} && exec \"$0\" {args} \"$1\"");
+    Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .arg(bin())
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
+/// A tree of 12 levels with two subdirectories and a file at each, and a
+/// directory of 5 000 entries: more directories wait than descriptors fit.
+fn tree_of_waiting_parents(env: &TestEnv) -> std::path::PathBuf {
+    let mut level = env.mkdir("fds");
+    for depth in 0..12 {
+        for side in ["a", "b"] {
+            fs::create_dir(level.join(side)).unwrap();
+            fs::write(level.join(side).join("f"), vec![b'x'; depth + 1]).unwrap();
+        }
+        level = level.join("c");
+        fs::create_dir(&level).unwrap();
+    }
+    let wide = env.mkdir("fds/a/wide");
+    for i in 0..5_000 {
+        if i % 500 == 0 {
+            fs::create_dir(wide.join(format!("d{i}"))).unwrap();
+        } else {
+            fs::write(wide.join(format!("f{i}")), b"y").unwrap();
+        }
+    }
+    env.root().join("fds")
+}
+
+/// `ulimit -n 8`: stdin, stdout, stderr and the ring leave four
+/// descriptors, enough for one directory being read and the chain that
+/// reopens a parent. Every total exact, no error (the engine used to run
+/// out of descriptors below the root and count 24 errors on the Linux
+/// tree).
+#[test]
+fn eight_descriptors_give_exact_totals() {
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let want = reference(&t, false, false);
+    for args in ["--json --engine uring", "--json --engine uring -j 4"] {
+        let out = with_fd_limit(8, args, &t);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args}: {stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "{args}");
+    }
+    let out = with_fd_limit(8, "--list --engine uring", &t);
+    assert_eq!(out.status.code(), Some(0));
+    let lines = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+    assert_eq!(lines.count() as u64, find_count(&t, &[]));
+}
+
+/// Many directories in flight on each worker and a large directory shared
+/// out in chunks, at several worker counts: the same totals as du.
+#[test]
+fn workers_and_chunks_give_the_totals_of_du() {
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    for i in 0..200 {
+        env.file(&format!("fds/small/d{}/f{i}", i % 40), i);
+    }
+    let want = reference(&t, false, false);
+    for jobs in ["1", "2", "3", "16"] {
+        assert_eq!(totals(&t, "uring", &["-j", jobs]), want, "-j {jobs}");
+    }
+}
+
+/// Swaps two names atomically (`renameat2(RENAME_EXCHANGE)`).
+fn exchange(a: &Path, b: &Path) -> bool {
+    let a = CString::new(a.as_os_str().as_bytes()).unwrap();
+    let b = CString::new(b.as_os_str().as_bytes()).unwrap();
+    // SAFETY: both paths are NUL-terminated and outlive the call.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    ret == 0
+}
+
+/// PATH swapped with a symlink to another tree, over and over, while the
+/// engine lists PATH with few descriptors (so it reopens the root): no
+/// walk may list a path of the other tree. The engine used to open (and
+/// reopen) the root following symlinks, and printed the other tree in
+/// about one walk of ten.
+#[test]
+fn a_root_swapped_for_a_symlink_is_never_followed() {
+    let env = TestEnv::new();
+    let inside = env.mkdir("inside");
+    for d in 0..20 {
+        env.file(&format!("inside/d{d}/e/f"), 1);
+    }
+    env.file("outside/SECRET/x", 1);
+    let link = env.root().join("swap");
+    symlink(env.root().join("outside"), &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let (inside, link) = (inside.clone(), link.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                swaps += u64::from(exchange(&inside, &link));
+            }
+            swaps
+        })
+    };
+    let mut walks = 0;
+    for _ in 0..150 {
+        let out = with_fd_limit(8, "--list --engine uring", &inside);
+        let listed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !listed.contains("SECRET"),
+            "listed the other tree:\n{listed}"
+        );
+        walks += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "only {swaps} swaps in {walks} walks");
+}
+
+/// A symlink given as PATH is refused by this engine too, with the cause.
+#[test]
+fn a_symlink_root_is_refused() {
+    let env = TestEnv::new();
+    env.file("real/f", 10);
+    let link = env.root().join("link");
+    symlink(env.root().join("real"), &link).unwrap();
+    let out = traverse([
+        "--json".as_ref(),
+        "--engine".as_ref(),
+        "uring".as_ref(),
+        link.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!((got.files, got.dirs, got.errors), (0, 0, 1));
+}
