@@ -167,3 +167,75 @@ fn a_symlink_root_is_refused() {
     let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
     assert_eq!((got.files, got.dirs, got.errors), (0, 0, 1));
 }
+
+/// A seccomp filter that fails `io_uring_setup` with ENOMEM for rings of
+/// `entries` entries only: the engine's probe (2 entries) and GETDENTS
+/// detection (4) succeed, the workers' rings fail.
+fn without_rings_of(entries: u32, cmd: &mut Command) -> &mut Command {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump_if = |k: u32, skip_if_not: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: 0,
+        jf: skip_if_not,
+        k,
+    };
+    let filter = [
+        // The system call number.
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        jump_if(libc::SYS_io_uring_setup as u32, 3),
+        // Its first argument's low 32 bits (little-endian `args[0]`).
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16),
+        jump_if(entries, 1),
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::ENOMEM as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // makes two prctl system calls; `filter` is moved into the closure and
+    // lives until the call returns.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// When a worker's own ring cannot be set up (io_uring itself works), the
+/// worker stats with `statx` directly: exact totals, no message.
+#[test]
+fn workers_without_a_ring_stat_directly() {
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let want = reference(&t, false, false);
+    for jobs in ["1", "2"] {
+        let out = without_rings_of(
+            256,
+            Command::new(bin())
+                .args(["--json", "--engine", "uring", "-j", jobs])
+                .arg(&t),
+        )
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "-j {jobs}: {stderr}");
+        assert!(stderr.is_empty(), "{stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "-j {jobs}");
+    }
+}
