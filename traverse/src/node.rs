@@ -213,6 +213,11 @@ impl FdBudget {
         (limit.saturating_sub(16) / 8).clamp(1, 4096) as usize
     }
 
+    /// Descriptors left now.
+    pub fn available(&self) -> usize {
+        self.free.load(Ordering::Acquire).max(0) as usize
+    }
+
     /// Takes up to `n` descriptors for an engine's own use for the rest
     /// of the walk (the `uring` engine's further directories in flight);
     /// returns how many it got.

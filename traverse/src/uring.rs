@@ -128,8 +128,10 @@ pub(crate) fn walk(
 ) -> Accumulator {
     let max = shared.config.max_jobs;
     // Beyond the one each worker's reserve covers, every further
-    // directory in flight holds a descriptor of the budget.
-    let extra = shared.budget.take_up_to((DIRS_PER_WORKER - 1) * max);
+    // directory in flight holds a descriptor of the budget; half of it at
+    // most, the rest stays for parents kept open for their children.
+    let want = ((DIRS_PER_WORKER - 1) * max).min(shared.budget.available() / 2);
+    let extra = shared.budget.take_up_to(want);
     let pool = Pool {
         shared,
         visitors,
