@@ -640,22 +640,60 @@ impl<'p> Walker<'p> {
     /// Reads the directory `fd` to its end with `getdents64`: its names,
     /// its entries, and the error that stopped the reading, if any.
     fn read_all(&mut self, fd: BorrowedFd<'_>) -> (Vec<u8>, Vec<Ent>, Option<io::Error>) {
+        let (mut names, mut ents) = (Vec::new(), Vec::new());
+        let error = self.read_rest(fd, &mut names, &mut ents).err();
+        (names, ents, error)
+    }
+
+    /// Reads the directory `fd` from its position to its end with
+    /// `getdents64`, appending to `names`/`ents`.
+    fn read_rest(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        names: &mut Vec<u8>,
+        ents: &mut Vec<Ent>,
+    ) -> io::Result<()> {
         if self.read_buf.is_empty() {
             self.read_buf = vec![0; READ_BUF];
         }
-        let mut names = Vec::new();
-        let mut ents = Vec::new();
         while !self.pool.shared.interrupted() {
-            let n = match getdents64(fd, &mut self.read_buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(cause) => return (names, ents, Some(cause)),
-            };
-            if let Err(bad) = push_entries(&self.read_buf[..n], &mut names, &mut ents) {
-                return (names, ents, Some(bad));
+            let n = getdents64(fd, &mut self.read_buf)?;
+            if n == 0 {
+                break;
             }
+            push_entries(&self.read_buf[..n], names, ents)?;
         }
-        (names, ents, None)
+        Ok(())
+    }
+
+    /// Reads the rest of the directory `ai`, whose GETDENTS was cancelled,
+    /// here with `getdents64`, from where GETDENTS stopped.
+    fn read_here(&mut self, ai: usize) -> Option<io::Error> {
+        let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("only a directory being read is read")
+        };
+        let fd = Arc::clone(&r.fd);
+        let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
+        let offset = libc::off_t::try_from(r.offset).unwrap_or(libc::off_t::MAX);
+        // SAFETY: lseek on a descriptor this directory owns; no memory.
+        let sought = unsafe { libc::lseek(fd.as_raw_fd(), offset, libc::SEEK_SET) };
+        let error = if sought < 0 {
+            Some(io::Error::last_os_error())
+        } else {
+            self.read_rest(fd.as_fd(), &mut names, &mut ents).err()
+        };
+        if let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.active[ai]
+        {
+            (r.names, r.ents, r.done) = (names, ents, true);
+        }
+        error
     }
 
     /// Queues the next GETDENTS of the directory `ai`.
@@ -703,7 +741,10 @@ impl<'p> Walker<'p> {
         *pending -= 1;
         let slow = r.submitted.elapsed() > SLOW_GETDENTS;
         let mut error = None;
-        if res < 0 {
+        if res == -libc::ECANCELED {
+            // io-wq could not start a worker (`ulimit -u`): read it here.
+            error = self.read_here(ai);
+        } else if res < 0 {
             error = Some(io::Error::from_raw_os_error(-res));
         } else if res == 0 || interrupted {
             r.done = true;
@@ -999,7 +1040,15 @@ impl<'p> Walker<'p> {
             }
             let slot = user_data as usize;
             let (ai, i) = self.slots[slot];
-            let result = if res < 0 {
+            let result = if res == -libc::ECANCELED {
+                // io-wq could not start a worker to run it (`ulimit -u`):
+                // stat it here.
+                let active = self.active[ai].as_ref().expect("a live directory");
+                let Phase::Stating { batch, .. } = &active.phase else {
+                    unreachable!("stats complete in the stat phase")
+                };
+                sys::statx(Some(batch.fd.as_fd()), batch.ents[i].name(&batch.names))
+            } else if res < 0 {
                 Err(io::Error::from_raw_os_error(-res))
             } else {
                 // SAFETY: the STATX into this slot completed successfully,

@@ -8,6 +8,7 @@ use std::ffi::CString;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -201,7 +202,7 @@ fn without_rings_of(entries: u32, cmd: &mut Command) -> &mut Command {
     // makes two prctl system calls; `filter` is moved into the closure and
     // lives until the call returns.
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+        cmd.pre_exec(move || {
             let prog = libc::sock_fprog {
                 len: filter.len() as u16,
                 filter: filter.as_ptr() as *mut libc::sock_filter,
@@ -238,4 +239,46 @@ fn workers_without_a_ring_stat_directly() {
         let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
         assert_eq!(got, want, "-j {jobs}");
     }
+}
+
+/// With no thread to spare (`RLIMIT_NPROC` of 1, as an unprivileged user),
+/// no walker thread starts and io-wq cannot start a worker, so the kernel
+/// cancels every STATX (ECANCELED): the walk runs on the calling thread and
+/// stats what was cancelled itself. Exact totals, exit 0 (it used to count
+/// every entry below the root as an error). Needs root to become `nobody`.
+#[test]
+fn no_thread_to_spare_gives_exact_totals() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: cannot run as nobody with a process limit; skipped");
+        return;
+    }
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    env.open_to_all();
+    let want = reference(&t, false, false);
+    let mut cmd = Command::new(bin());
+    cmd.args(["--json", "--engine", "uring"])
+        .arg(&t)
+        .uid(65534)
+        .gid(65534);
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // calls setrlimit with a struct on its stack.
+    unsafe {
+        cmd.pre_exec(|| {
+            let one = libc::rlimit {
+                rlim_cur: 1,
+                rlim_max: 1,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &one) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!(got, want);
 }
