@@ -325,8 +325,6 @@ struct Active {
     phase: Phase,
     /// Operations of this directory in the ring.
     pending: usize,
-    /// Subdirectories found so far, queued when it is done.
-    children: Vec<Work>,
 }
 
 enum Phase {
@@ -337,8 +335,6 @@ enum Phase {
         batch: Arc<Batch>,
         next: usize,
         end: usize,
-        /// Whether `batch` is shared out (`Batch::left` counts this one).
-        shared_out: bool,
     },
     /// Only while [`Walker::begin_stating`] moves from one to the other.
     Switching,
@@ -561,10 +557,8 @@ impl<'p> Walker<'p> {
                         next: range.start,
                         end: range.end,
                         batch,
-                        shared_out: true,
                     },
                     pending: 0,
-                    children: Vec::new(),
                 };
                 self.insert(active);
                 return;
@@ -598,7 +592,6 @@ impl<'p> Walker<'p> {
                 dir,
                 phase: Phase::Reading(reading),
                 pending: 0,
-                children: Vec::new(),
             });
             self.submit_read(ai, code);
             return;
@@ -628,7 +621,6 @@ impl<'p> Walker<'p> {
                 done: true,
             }),
             pending: 0,
-            children: Vec::new(),
         });
         if let Some(cause) = error {
             self.focus(ai);
@@ -805,6 +797,11 @@ impl<'p> Walker<'p> {
             ents.sort_unstable_by_key(|e| e.ino);
         }
         let end = ents.len();
+        // Held while its entries are stat'ed: each subdirectory goes to the
+        // stack as soon as its stat says so (counted in with
+        // `add_children`), not when the whole directory is done, so a cold
+        // walk reads it while its parent's other stats are in flight.
+        active.dir.hold(Arc::clone(&fd), &shared.budget);
         active.phase = Phase::Stating {
             batch: Arc::new(Batch {
                 dir: Arc::clone(&active.dir),
@@ -816,7 +813,6 @@ impl<'p> Walker<'p> {
             }),
             next: 0,
             end,
-            shared_out: false,
         };
     }
 
@@ -858,13 +854,7 @@ impl<'p> Walker<'p> {
         let pool = self.pool;
         let shared = pool.shared;
         let Some(Active {
-            phase:
-                Phase::Stating {
-                    batch,
-                    next,
-                    end,
-                    shared_out,
-                },
+            phase: Phase::Stating { batch, next, end },
             ..
         }) = &mut self.active[ai]
         else {
@@ -879,10 +869,6 @@ impl<'p> Walker<'p> {
             let own_end = *next + CHUNK;
             let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
             batch.left.fetch_add(starts.len(), Ordering::AcqRel);
-            if !*shared_out {
-                batch.dir.hold(Arc::clone(&batch.fd), &shared.budget);
-                *shared_out = true;
-            }
             let last = *end;
             pool.queue.share(
                 starts
@@ -920,7 +906,8 @@ impl<'p> Walker<'p> {
                 self.focus(ai);
                 if self.worker.entry(shared, name, ent.d_type, None) {
                     let child = Work::Dir(DirNode::child(&batch.dir, cname), None);
-                    self.active[ai].as_mut().expect("live").children.push(child);
+                    batch.dir.add_children(1);
+                    self.own.push(child);
                 }
                 continue;
             }
@@ -979,39 +966,29 @@ impl<'p> Walker<'p> {
                     .entry(shared, cname.to_bytes(), d_type, Some(&st))
                 {
                     let child = Work::Dir(DirNode::child(&batch.dir, cname), Some(st.dev));
-                    self.active[ai].as_mut().expect("live").children.push(child);
+                    batch.dir.add_children(1);
+                    self.own.push(child);
                 }
             }
             Err(cause) => self.worker.entry_error(cname.to_bytes(), Op::Stat, cause),
         }
     }
 
-    /// Every entry of `ai` is counted: its children go to the own stack,
-    /// and the directory keeps its descriptor for them if the budget
-    /// allows.
+    /// Every entry of `ai` is counted: the last part of its directory to
+    /// end drops the hold on the directory's descriptor (its children
+    /// keep it while they wait, see [`DirNode::hold`]).
     fn end_dir(&mut self, ai: usize) {
-        let budget = &self.pool.shared.budget;
         if self.current == Some(ai) {
             self.unfocus();
         }
         let active = self.active[ai].take().expect("a live directory");
         self.live -= 1;
-        let Phase::Stating {
-            batch, shared_out, ..
-        } = active.phase
-        else {
+        let Phase::Stating { batch, .. } = active.phase else {
             unreachable!("a directory ends after its stats")
         };
-        let n = active.children.len();
-        if shared_out {
-            batch.dir.add_children(n);
-            if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                batch.dir.release(budget);
-            }
-        } else {
-            batch.dir.keep(Arc::clone(&batch.fd), n, budget);
+        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            batch.dir.release(&self.pool.shared.budget);
         }
-        self.own.extend(active.children);
     }
 
     /// Sleeps until a quarter of what is in flight has completed (at least
