@@ -50,7 +50,7 @@
 //! If the whole runtime shuts down, tokio-uring waits for every operation
 //! in flight, but frees the stable data of dropped ones before their
 //! completion; memory the kernel writes is kept aside (not freed) in that
-//! case, until the next runtime on the thread starts. This holds per
+//! case, until a runtime on the thread submits again. This holds per
 //! runtime, also with several tokio-uring runtimes on one thread. Descriptors being
 //! opened at that moment are not closed.
 //! DESIGN.md in the repository explains the choices.

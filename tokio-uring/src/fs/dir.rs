@@ -546,9 +546,9 @@ impl Dir {
     /// read in flight, if any.
     ///
     /// If a dropped [`statx`](Dir::statx) or [`open_at`](Dir::open_at) on
-    /// this directory is still in flight, it holds the descriptor; then
-    /// this returns at once and the descriptor is closed when that
-    /// operation completes.
+    /// this directory is still in flight, or a [`DirHandle`] of it lives,
+    /// that holds the descriptor; then this returns at once and the
+    /// descriptor is closed when the last of them is gone.
     ///
     /// # Errors
     ///

@@ -37,8 +37,8 @@ pub(crate) type InFlightRead = InFlightOneshot<ReadData, ReadDone>;
 /// Submits a read of `buf.len()` bytes of records from directory position
 /// `offset`.
 pub(crate) fn getdents(fd: &SharedFd, buf: Box<[u8]>, offset: u64, opcode: u8) -> InFlightRead {
-    // Tied to this runtime's reaper, which tells the box when the runtime
-    // shuts down.
+    // Tied to the running runtime: freed only while it runs (see
+    // `KernelBox`).
     let mut buf = KernelBox::new(buf);
     let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
     // The pointer stays valid after `buf` moves into the stable data: a

@@ -12,31 +12,41 @@
 //! in the test VM (a `Dir` dropped with its read-ahead in flight at the end
 //! of a test) and is reproduced on the host by tests/shutdown.rs.
 //!
-//! A [`KernelBox`] remembers the runtime whose operation it belongs to,
-//! through that runtime's [`Reaper`](super::reaper) task, which the runtime
-//! drops together with its other tasks, before the driver. It is dropped
-//! normally while that reaper lives; once the reaper is gone, the runtime
-//! is shutting down and the block moves into a per-thread quarantine
-//! instead of being freed. Keyed to the runtime, not the thread: with two
-//! runtimes on one thread, the other one being alive says nothing about
-//! the kernel being done with this one's memory. The quarantine is emptied
-//! when a runtime on this thread creates its reaper (every runtime whose
-//! reaper died before has finished dropping its driver by then, having
-//! waited for every completion) or when the thread exits.
+//! A [`KernelBox`] remembers the tokio runtime whose operation it belongs
+//! to (tokio-uring runs each of its runtimes on a tokio runtime of its
+//! own). Memory of a dropped operation is freed only on that runtime's
+//! thread while that runtime runs: when tokio-uring hands over the
+//! completion, or when a future whose operation already completed is
+//! dropped. The driver's drop happens after the runtime stopped running
+//! (outside any runtime, or inside another one's `block_on`), so a drop
+//! anywhere else moves the block into a per-thread quarantine instead of
+//! freeing it. Keyed to the runtime, not the thread: with two runtimes on
+//! one thread, the other one running says nothing about the kernel being
+//! done with this one's memory. The check is conservative: a completed
+//! operation dropped outside its runtime is quarantined too, which only
+//! delays freeing it.
+//!
+//! The quarantine is emptied when a runtime on this thread submits its
+//! next operation of this kind (a runtime whose driver quarantined blocks
+//! has finished dropping by then, having waited for every completion; only
+//! the thread running that drop could submit in between, and it is busy
+//! dropping) or when the thread exits.
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::rc::Weak;
 
-use super::reaper::Reaper;
+use tokio::runtime::{Handle, Id};
 
 thread_local! {
     static QUARANTINE: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Frees the quarantined blocks; called when a runtime creates its reaper.
-pub(crate) fn release_quarantine() {
-    let freed = QUARANTINE.try_with(|q| std::mem::take(&mut *q.borrow_mut()));
+/// Frees the quarantined blocks, if any.
+fn release_quarantine() {
+    let freed = QUARANTINE.try_with(|q| {
+        let mut q = q.borrow_mut();
+        (!q.is_empty()).then(|| std::mem::take(&mut *q))
+    });
     drop(freed);
 }
 
@@ -51,8 +61,9 @@ pub(crate) fn quarantined() -> usize {
 /// why its `Drop` is special.
 pub(crate) struct KernelBox<T: ?Sized + 'static> {
     block: Option<Box<T>>,
-    /// The reaper of the runtime the operation is submitted to.
-    owner: Weak<Reaper>,
+    /// The tokio runtime of the tokio-uring runtime the operation is
+    /// submitted to.
+    owner: Id,
 }
 
 impl<T: ?Sized + 'static> KernelBox<T> {
@@ -62,9 +73,10 @@ impl<T: ?Sized + 'static> KernelBox<T> {
     ///
     /// Outside a tokio-uring runtime.
     pub(crate) fn new(block: Box<T>) -> KernelBox<T> {
+        release_quarantine();
         KernelBox {
             block: Some(block),
-            owner: Reaper::current(),
+            owner: Handle::current().id(),
         }
     }
 
@@ -102,9 +114,9 @@ impl<T: ?Sized + 'static> Drop for KernelBox<T> {
         let Some(block) = self.block.take() else {
             return;
         };
-        if self.owner.strong_count() > 0 {
-            // The owning runtime runs, so this drop comes after the
-            // completion (or before the submission): free the block.
+        if Handle::try_current().is_ok_and(|running| running.id() == self.owner) {
+            // The owning runtime runs, so its driver is not being dropped:
+            // this drop comes after the completion. Free the block.
             drop(block);
             return;
         }
@@ -128,49 +140,53 @@ mod tests {
 
     use super::*;
 
-    fn drop_one(owner: &Weak<Reaper>) {
+    fn drop_one(owner: Id) {
         drop(KernelBox {
             block: Some(vec![7u8; 300].into_boxed_slice()),
-            owner: owner.clone(),
+            owner,
         });
     }
 
     #[test]
-    fn quarantined_once_the_owning_runtime_shuts_down() {
-        let first = tokio_uring::start(async {
-            let owner = Reaper::current();
-            drop_one(&owner);
+    fn freed_only_while_the_owning_runtime_runs() {
+        let first = Runtime::new(&tokio_uring::builder()).unwrap();
+        let owner = first.block_on(async {
+            let owner = KernelBox::new(Box::new(0u8)).owner;
+            drop_one(owner);
             assert_eq!(quarantined(), 0, "freed while the runtime runs");
             owner
         });
-        // The runtime dropped its reaper: blocks dropped now are kept.
-        drop_one(&first);
-        drop_one(&first);
+        // Outside the runtime (where its driver drops): blocks are kept.
+        drop_one(owner);
+        drop(first);
+        drop_one(owner);
         assert_eq!(quarantined(), 2);
         tokio_uring::start(async {
-            let owner = Reaper::current();
-            assert_eq!(quarantined(), 0, "freed when the next runtime starts");
-            drop_one(&owner);
-            assert_eq!(quarantined(), 0);
+            drop(KernelBox::new(Box::new(0u8)));
+            assert_eq!(quarantined(), 0, "freed when a runtime submits again");
         });
     }
 
     #[test]
     fn keyed_to_the_runtime_not_the_thread() {
         let a = Runtime::new(&tokio_uring::builder()).unwrap();
-        let owner_a = a.block_on(async { Reaper::current() });
+        let owner_a = a.block_on(async { KernelBox::new(Box::new(0u8)).owner });
         let b = Runtime::new(&tokio_uring::builder()).unwrap();
-        let owner_b = b.block_on(async { Reaper::current() });
-        assert!(
-            !owner_a.ptr_eq(&owner_b),
-            "a second runtime on the thread got the first one's reaper"
-        );
-        assert!(a.block_on(async { Reaper::current() }).ptr_eq(&owner_a));
+        let owner_b = b.block_on(async { KernelBox::new(Box::new(0u8)).owner });
+        assert_ne!(owner_a, owner_b);
+        // Two runtimes get two reapers too, for their dropped opens.
+        let reaper_a = a.block_on(async { super::super::reaper::Reaper::current() });
+        let reaper_b = b.block_on(async { super::super::reaper::Reaper::current() });
+        assert!(!reaper_a.ptr_eq(&reaper_b));
         drop(b);
-        drop_one(&owner_a);
-        assert_eq!(quarantined(), 0, "runtime A still runs");
-        drop_one(&owner_b);
-        assert_eq!(quarantined(), 1, "runtime B is shutting down");
+        a.block_on(async {
+            drop_one(owner_a);
+            assert_eq!(quarantined(), 0, "runtime A runs");
+            // Runtime B's memory, dropped while A runs (as when B is
+            // dropped inside A's block_on): kept.
+            drop_one(owner_b);
+            assert_eq!(quarantined(), 1, "runtime B is not running");
+        });
         drop(a);
     }
 }

@@ -1,21 +1,16 @@
 //! The per-runtime task of this crate.
 //!
-//! It has two jobs:
-//! - Collect the results of opens whose futures were dropped in flight.
-//!   tokio-uring keeps a dropped operation's stable data until its
-//!   completion, but throws the completion away, so a dropped OPENAT would
-//!   leak the descriptor it creates. Instead, a dropped `OpenDirFuture`
-//!   hands its in-flight operation to this task, which polls it to the end
-//!   and drops the resulting descriptor, closing it.
-//! - Tell [`kernel_box`](super::kernel_box) when its runtime shuts down:
-//!   the runtime drops this task with its others, before its driver, so a
-//!   [`KernelBox`](super::kernel_box::KernelBox) whose reaper is gone
-//!   belongs to a runtime that is shutting down.
+//! It collects the results of opens whose futures were dropped in flight.
+//! tokio-uring keeps a dropped operation's stable data until its
+//! completion, but throws the completion away, so a dropped OPENAT would
+//! leak the descriptor it creates. Instead, a dropped `OpenDirFuture`
+//! hands its in-flight operation to this task, which polls it to the end
+//! and drops the resulting descriptor, closing it.
 //!
 //! A thread may hold several tokio-uring runtimes (only one runs at a
 //! time), so reapers are found by the id of the tokio runtime that is
-//! running, never by thread alone: an operation of one runtime must never
-//! be tied to another runtime's reaper.
+//! running, never by thread alone: an open of one runtime must never be
+//! handed to another runtime's task, whose driver does not know it.
 
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -25,7 +20,6 @@ use std::task::{Poll, Waker};
 
 use tokio::runtime::Id;
 
-use super::kernel_box;
 use super::openat::InFlightOpen;
 
 #[derive(Default)]
@@ -57,10 +51,6 @@ impl Reaper {
             {
                 return reaper.clone();
             }
-            // A runtime starts submitting: every runtime whose reaper died
-            // before has finished dropping its driver, which waited for
-            // all of its completions.
-            kernel_box::release_quarantine();
             let mut reapers = reapers.borrow_mut();
             reapers.retain(|(_, reaper)| reaper.strong_count() > 0);
             let reaper = Rc::new(Reaper::default());
