@@ -59,12 +59,14 @@ const DIRS_PER_WORKER: usize = 8;
 const QUEUE: usize = 256;
 
 /// Bounded io-wq workers per ring while the cache is warm: a warm statx
-/// never blocks, so more workers than CPUs only switch between each other.
+/// never blocks, so more workers than CPUs only switch between each other
+/// (2, 4 and 8 cost the same CPU on the warm Linux tree).
 const IOWQ_WARM: u32 = 2;
 
 /// Bounded io-wq workers per ring once a read blocked: each blocked statx
-/// holds a worker while the disk reads the inode (4, 8, 16 and 32 gave
-/// the same cold times on the Linux tree within the noise).
+/// holds a worker while the disk reads the inode (2 to 16 per ring, with
+/// 8 to 64 walkers, gave the same cold times on the Linux tree within the
+/// noise of a shared machine).
 const IOWQ_COLD: u32 = 8;
 
 /// Bytes per `getdents64` call (the fallback reader), as the `threads`
@@ -163,7 +165,7 @@ pub(crate) fn walk(
             if spawn(&pool, scope) {
                 started += 1;
             } else {
-                pool.running.fetch_sub(1, Ordering::AcqRel);
+                pool.not_started();
             }
         }
         if started == 0 {
@@ -173,6 +175,17 @@ pub(crate) fn walk(
         }
     });
     pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Pool<'_> {
+    /// A worker counted in `running` could not start: fewer threads, then.
+    /// Waiting workers recount, under the lock, so that one that went idle
+    /// while it was counted does not wait for it forever.
+    fn not_started(&self) {
+        let _st = self.queue.lock();
+        self.running.fetch_sub(1, Ordering::AcqRel);
+        self.queue.ready.notify_all();
+    }
 }
 
 /// Starts a worker thread (already counted in `running`); false if the
@@ -226,8 +239,8 @@ struct Batch {
     ents: Vec<Ent>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
-    /// Once shared out: chunks not yet done, plus one for the reader's
-    /// own; the last one releases the directory.
+    /// Parts not yet done: the reader's own and the chunks handed out;
+    /// the last one drops the directory's hold ([`DirNode::hold`]).
     left: AtomicUsize,
 }
 
@@ -490,11 +503,7 @@ impl<'p> Walker<'p> {
             })
             .is_ok();
         if grown && !spawn(pool, scope) {
-            // Fewer threads, then; waiting workers recount (this one is
-            // busy, so they cannot all be idle).
-            let _st = pool.queue.lock();
-            pool.running.fetch_sub(1, Ordering::AcqRel);
-            pool.queue.ready.notify_all();
+            pool.not_started();
         }
     }
 

@@ -245,7 +245,8 @@ fn workers_without_a_ring_stat_directly() {
 /// no walker thread starts and io-wq cannot start a worker, so the kernel
 /// cancels every STATX (ECANCELED): the walk runs on the calling thread and
 /// stats what was cancelled itself. Exact totals, exit 0 (it used to count
-/// every entry below the root as an error). Needs root to become `nobody`.
+/// every entry below the root as an error). Limits of 2 and 3 let some
+/// walkers start and not others. Needs root to become `nobody`.
 #[test]
 fn no_thread_to_spare_gives_exact_totals() {
     // SAFETY: geteuid has no preconditions.
@@ -257,28 +258,30 @@ fn no_thread_to_spare_gives_exact_totals() {
     let t = tree_of_waiting_parents(&env);
     env.open_to_all();
     let want = reference(&t, false, false);
-    let mut cmd = Command::new(bin());
-    cmd.args(["--json", "--engine", "uring"])
-        .arg(&t)
-        .uid(65534)
-        .gid(65534);
-    // SAFETY: the closure runs in the child between fork and exec and only
-    // calls setrlimit with a struct on its stack.
-    unsafe {
-        cmd.pre_exec(|| {
-            let one = libc::rlimit {
-                rlim_cur: 1,
-                rlim_max: 1,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &one) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    for limit in [1, 2, 3] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--json", "--engine", "uring", "-j", "4"])
+            .arg(&t)
+            .uid(65534)
+            .gid(65534);
+        // SAFETY: the closure runs in the child between fork and exec and
+        // only calls setrlimit with a struct on its stack.
+        unsafe {
+            cmd.pre_exec(move || {
+                let max = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &max) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "limit {limit}: {stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "limit {limit}");
     }
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
-    assert_eq!(got, want);
 }
