@@ -59,12 +59,14 @@ const DIRS_PER_WORKER: usize = 8;
 const QUEUE: usize = 256;
 
 /// Bounded io-wq workers per ring while the cache is warm: a warm statx
-/// never blocks, so more workers than CPUs only switch between each other.
+/// never blocks, so more workers than CPUs only switch between each other
+/// (2, 4 and 8 cost the same CPU on the warm Linux tree).
 const IOWQ_WARM: u32 = 2;
 
 /// Bounded io-wq workers per ring once a read blocked: each blocked statx
-/// holds a worker while the disk reads the inode (4, 8, 16 and 32 gave
-/// the same cold times on the Linux tree within the noise).
+/// holds a worker while the disk reads the inode (2 to 16 per ring, with
+/// 8 to 64 walkers, gave the same cold times on the Linux tree within the
+/// noise of a shared machine).
 const IOWQ_COLD: u32 = 8;
 
 /// Bytes per `getdents64` call (the fallback reader), as the `threads`
@@ -103,7 +105,7 @@ pub(crate) fn available() -> Result<(), String> {
 struct Pool<'a> {
     shared: &'a Shared,
     visitors: &'a dyn VisitorBuilder,
-    queue: Queue,
+    queue: Queue<Work>,
     /// Workers counted as running (started, or about to start).
     running: AtomicUsize,
     total: Mutex<Accumulator>,
@@ -135,16 +137,7 @@ pub(crate) fn walk(
     let pool = Pool {
         shared,
         visitors,
-        queue: Queue {
-            state: Mutex::new(State {
-                stack: vec![Work::Dir(root, Some(shared.root_dev))],
-                idle: 0,
-                done: false,
-            }),
-            ready: Condvar::new(),
-            hungry: AtomicUsize::new(0),
-            len: AtomicUsize::new(1),
-        },
+        queue: Queue::new(vec![Work::Dir(root, Some(shared.root_dev))]),
         running: AtomicUsize::new(0),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
         links: if shared.config.list || shared.config.count_links {
@@ -163,7 +156,7 @@ pub(crate) fn walk(
             if spawn(&pool, scope) {
                 started += 1;
             } else {
-                pool.running.fetch_sub(1, Ordering::AcqRel);
+                pool.not_started();
             }
         }
         if started == 0 {
@@ -173,6 +166,13 @@ pub(crate) fn walk(
         }
     });
     pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Pool<'_> {
+    /// A worker counted in `running` could not start: fewer threads, then.
+    fn not_started(&self) {
+        self.queue.uncount(&self.running);
+    }
 }
 
 /// Starts a worker thread (already counted in `running`); false if the
@@ -226,21 +226,21 @@ struct Batch {
     ents: Vec<Ent>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
-    /// Once shared out: chunks not yet done, plus one for the reader's
-    /// own; the last one releases the directory.
+    /// Parts not yet done: the reader's own and the chunks handed out;
+    /// the last one drops the directory's hold ([`DirNode::hold`]).
     left: AtomicUsize,
 }
 
-struct State {
-    stack: Vec<Work>,
+struct State<T> {
+    stack: Vec<T>,
     /// Workers waiting for work; when all are, the walk is over.
     idle: usize,
     done: bool,
 }
 
 /// The shared stack: work a worker gives away when another one waits.
-struct Queue {
-    state: Mutex<State>,
+struct Queue<T> {
+    state: Mutex<State<T>>,
     ready: Condvar,
     /// Workers waiting, read without the lock to know when to give work.
     hungry: AtomicUsize,
@@ -248,12 +248,25 @@ struct Queue {
     len: AtomicUsize,
 }
 
-impl Queue {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<T> Queue<T> {
+    fn new(stack: Vec<T>) -> Queue<T> {
+        Queue {
+            len: AtomicUsize::new(stack.len()),
+            state: Mutex::new(State {
+                stack,
+                idle: 0,
+                done: false,
+            }),
+            ready: Condvar::new(),
+            hungry: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn share(&self, work: impl IntoIterator<Item = Work>) {
+    fn share(&self, work: impl IntoIterator<Item = T>) {
         let mut st = self.lock();
         let before = st.stack.len();
         st.stack.extend(work);
@@ -266,7 +279,7 @@ impl Queue {
     }
 
     /// Gives the older half of `own` away if a worker waits.
-    fn offer(&self, own: &mut Vec<Work>) {
+    fn offer(&self, own: &mut Vec<T>) {
         if own.len() > 1 && self.hungry.load(Ordering::Relaxed) > 0 {
             let half = own.len() / 2;
             self.share(own.drain(..half));
@@ -274,7 +287,7 @@ impl Queue {
     }
 
     /// Work from the shared stack if there is some, without waiting.
-    fn try_take(&self) -> Option<Work> {
+    fn try_take(&self) -> Option<T> {
         if self.len.load(Ordering::Relaxed) == 0 {
             return None;
         }
@@ -285,14 +298,14 @@ impl Queue {
     }
 
     /// Work from the shared stack, waiting for some; `None` when the walk
-    /// is over (every one of `workers` waits) or interrupted.
-    fn take(&self, shared: &Shared, workers: &AtomicUsize) -> Option<Work> {
+    /// is over (every one of `workers` waits) or `interrupted()`.
+    fn take(&self, interrupted: impl Fn() -> bool, workers: &AtomicUsize) -> Option<T> {
         let mut st = self.lock();
         loop {
             if st.done {
                 return None;
             }
-            if shared.interrupted() {
+            if interrupted() {
                 st.done = true;
                 st.stack.clear();
                 self.len.store(0, Ordering::Relaxed);
@@ -316,6 +329,15 @@ impl Queue {
             st.idle -= 1;
             self.hungry.store(st.idle, Ordering::Relaxed);
         }
+    }
+
+    /// One worker fewer in `workers` (one that never started). Waiting
+    /// workers recount, under the lock, so that one that went idle while it
+    /// was counted does not wait for it forever.
+    fn uncount(&self, workers: &AtomicUsize) {
+        let _st = self.lock();
+        workers.fetch_sub(1, Ordering::AcqRel);
+        self.ready.notify_all();
     }
 }
 
@@ -440,7 +462,7 @@ impl<'p> Walker<'p> {
         loop {
             if shared.interrupted() {
                 self.drain();
-                pool.queue.take(shared, &pool.running);
+                pool.queue.take(|| shared.interrupted(), &pool.running);
                 return;
             }
             self.catch_cold();
@@ -457,7 +479,7 @@ impl<'p> Walker<'p> {
                 if self.live > 0 || !self.own.is_empty() {
                     continue;
                 }
-                match pool.queue.take(shared, &pool.running) {
+                match pool.queue.take(|| shared.interrupted(), &pool.running) {
                     Some(work) => self.own.push(work),
                     None => return,
                 }
@@ -490,11 +512,7 @@ impl<'p> Walker<'p> {
             })
             .is_ok();
         if grown && !spawn(pool, scope) {
-            // Fewer threads, then; waiting workers recount (this one is
-            // busy, so they cannot all be idle).
-            let _st = pool.queue.lock();
-            pool.running.fetch_sub(1, Ordering::AcqRel);
-            pool.queue.ready.notify_all();
+            pool.not_started();
         }
     }
 
@@ -1108,4 +1126,83 @@ fn push_entries(buf: &[u8], names: &mut Vec<u8>, ents: &mut Vec<Ent>) -> io::Res
         ));
     }
     Ok(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Runs `take` on another thread; its answer arrives on the channel.
+    fn take_on_thread(
+        queue: &Arc<Queue<u32>>,
+        workers: &Arc<AtomicUsize>,
+    ) -> mpsc::Receiver<Option<u32>> {
+        let (tx, rx) = mpsc::channel();
+        let (queue, workers) = (Arc::clone(queue), Arc::clone(workers));
+        std::thread::spawn(move || {
+            let _ = tx.send(queue.take(|| false, &workers));
+        });
+        rx
+    }
+
+    /// Waits until `n` workers wait in `take`.
+    fn until_waiting(queue: &Queue<u32>, n: usize) {
+        while queue.hungry.load(Ordering::Relaxed) != n {
+            std::thread::yield_now();
+        }
+    }
+
+    const PATIENCE: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn the_last_worker_to_wait_ends_the_walk_for_all() {
+        let queue = Arc::new(Queue::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let first = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        queue.share([1, 2]);
+        assert_eq!(first.recv_timeout(PATIENCE), Ok(Some(2)));
+        assert_eq!(queue.take(|| false, &workers), Some(1));
+        let first = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        assert_eq!(queue.take(|| false, &workers), None);
+        assert_eq!(first.recv_timeout(PATIENCE), Ok(None));
+        assert_eq!(queue.take(|| false, &workers), None, "over stays over");
+    }
+
+    #[test]
+    fn a_worker_that_never_started_does_not_keep_the_others_waiting() {
+        let queue = Arc::new(Queue::<u32>::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let waiting = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        queue.uncount(&workers);
+        assert_eq!(waiting.recv_timeout(PATIENCE), Ok(None));
+    }
+
+    #[test]
+    fn an_interrupted_walk_drops_what_is_left() {
+        let queue = Queue::new(vec![1, 2, 3]);
+        let workers = AtomicUsize::new(2);
+        assert_eq!(queue.take(|| true, &workers), None);
+        assert_eq!(queue.try_take(), None);
+        assert_eq!(queue.take(|| false, &workers), None);
+    }
+
+    #[test]
+    fn the_older_half_is_offered_only_to_a_waiting_worker() {
+        let queue = Arc::new(Queue::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let mut own = vec![1, 2, 3, 4];
+        queue.offer(&mut own);
+        assert_eq!(own, [1, 2, 3, 4], "nobody waits");
+        let waiting = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        queue.offer(&mut own);
+        assert_eq!(own, [3, 4]);
+        assert_eq!(waiting.recv_timeout(PATIENCE), Ok(Some(2)));
+        assert_eq!(queue.try_take(), Some(1));
+        assert_eq!(queue.try_take(), None);
+    }
 }

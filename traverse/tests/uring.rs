@@ -169,10 +169,10 @@ fn a_symlink_root_is_refused() {
     assert_eq!((got.files, got.dirs, got.errors), (0, 0, 1));
 }
 
-/// A seccomp filter that fails `io_uring_setup` with ENOMEM for rings of
-/// `entries` entries only: the engine's probe (2 entries) and GETDENTS
-/// detection (4) succeed, the workers' rings fail.
-fn without_rings_of(entries: u32, cmd: &mut Command) -> &mut Command {
+/// A seccomp filter that fails the system call `nr` with `errno` when the
+/// low 32 bits of its argument `arg` are `value`, and allows everything
+/// else.
+fn refuse(nr: libc::c_long, arg: u32, value: u32, errno: i32, cmd: &mut Command) -> &mut Command {
     let stmt = |code: u32, k: u32| libc::sock_filter {
         code: code as u16,
         jt: 0,
@@ -188,13 +188,14 @@ fn without_rings_of(entries: u32, cmd: &mut Command) -> &mut Command {
     let filter = [
         // The system call number.
         stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        jump_if(libc::SYS_io_uring_setup as u32, 3),
-        // Its first argument's low 32 bits (little-endian `args[0]`).
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16),
-        jump_if(entries, 1),
+        jump_if(nr as u32, 3),
+        // The argument's low 32 bits (`args[arg]`, little-endian, from
+        // offset 16 of `struct seccomp_data`).
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16 + 8 * arg),
+        jump_if(value, 1),
         stmt(
             libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | libc::ENOMEM as u32,
+            libc::SECCOMP_RET_ERRNO | errno as u32,
         ),
         stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
     ];
@@ -217,6 +218,44 @@ fn without_rings_of(entries: u32, cmd: &mut Command) -> &mut Command {
     }
 }
 
+/// Where the kernel has GETDENTS the engine reads every directory through
+/// it: with `getdents64` refused for the engine's 1 MiB buffer (GETDENTS
+/// detection reads with 64 KiB and still works), the totals are exact. On a
+/// kernel without it, the same filter makes every directory read fail,
+/// which shows the filter works. In the test VM (patched kernel,
+/// `IO_URING_GETDENTS_REQUIRE=1`) GETDENTS must be there.
+#[test]
+fn with_getdents_no_directory_is_read_by_getdents64() {
+    let has_getdents = io_uring_getdents::detect::cached().opcode().is_some();
+    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+        assert!(has_getdents, "{}", io_uring_getdents::detect::cached());
+    }
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let want = reference(&t, false, false);
+    let out = refuse(
+        libc::SYS_getdents64,
+        2,
+        1 << 20,
+        libc::EPERM,
+        Command::new(bin())
+            .args(["--json", "--engine", "uring"])
+            .arg(&t),
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    if has_getdents {
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(got, want);
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("cannot read directory"), "{stderr}");
+        assert_eq!(got.dirs, 1, "only the root is counted");
+    }
+}
+
 /// When a worker's own ring cannot be set up (io_uring itself works), the
 /// worker stats with `statx` directly: exact totals, no message.
 #[test]
@@ -225,8 +264,13 @@ fn workers_without_a_ring_stat_directly() {
     let t = tree_of_waiting_parents(&env);
     let want = reference(&t, false, false);
     for jobs in ["1", "2"] {
-        let out = without_rings_of(
+        // The workers' rings have 256 entries; the engine's probe 2 and
+        // GETDENTS detection 4.
+        let out = refuse(
+            libc::SYS_io_uring_setup,
+            0,
             256,
+            libc::ENOMEM,
             Command::new(bin())
                 .args(["--json", "--engine", "uring", "-j", jobs])
                 .arg(&t),
@@ -245,7 +289,8 @@ fn workers_without_a_ring_stat_directly() {
 /// no walker thread starts and io-wq cannot start a worker, so the kernel
 /// cancels every STATX (ECANCELED): the walk runs on the calling thread and
 /// stats what was cancelled itself. Exact totals, exit 0 (it used to count
-/// every entry below the root as an error). Needs root to become `nobody`.
+/// every entry below the root as an error). Limits of 2 and 3 let some
+/// walkers start and not others. Needs root to become `nobody`.
 #[test]
 fn no_thread_to_spare_gives_exact_totals() {
     // SAFETY: geteuid has no preconditions.
@@ -257,28 +302,30 @@ fn no_thread_to_spare_gives_exact_totals() {
     let t = tree_of_waiting_parents(&env);
     env.open_to_all();
     let want = reference(&t, false, false);
-    let mut cmd = Command::new(bin());
-    cmd.args(["--json", "--engine", "uring"])
-        .arg(&t)
-        .uid(65534)
-        .gid(65534);
-    // SAFETY: the closure runs in the child between fork and exec and only
-    // calls setrlimit with a struct on its stack.
-    unsafe {
-        cmd.pre_exec(|| {
-            let one = libc::rlimit {
-                rlim_cur: 1,
-                rlim_max: 1,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &one) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    for limit in [1, 2, 3] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--json", "--engine", "uring", "-j", "4"])
+            .arg(&t)
+            .uid(65534)
+            .gid(65534);
+        // SAFETY: the closure runs in the child between fork and exec and
+        // only calls setrlimit with a struct on its stack.
+        unsafe {
+            cmd.pre_exec(move || {
+                let max = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &max) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "limit {limit}: {stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "limit {limit}");
     }
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
-    assert_eq!(got, want);
 }
