@@ -90,7 +90,15 @@ impl GetDents {
     }
 
     /// Position to read from: 0, or the `d_off` of the last entry already
-    /// read. The kernel seeks there first if the file is elsewhere.
+    /// read. The kernel seeks there first if the file is elsewhere (through
+    /// the filesystem's `llseek`, which refuses positions it never handed
+    /// out, as `lseek(2)` does), and leaves the file's position after the
+    /// last record it returns.
+    ///
+    /// `u64::MAX` (-1) reads from the file's current position, like
+    /// `IORING_OP_READ`: reads linked with `IOSQE_IO_LINK` then list a
+    /// directory in order. Kernels with the first version of the patch
+    /// answer it with `-EINVAL`.
     pub const fn offset(mut self, offset: u64) -> GetDents {
         self.offset = offset;
         self
