@@ -4,6 +4,7 @@ mod common;
 
 use std::ffi::OsStr;
 use std::fs;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -165,6 +166,15 @@ fn handle_works_while_a_combinator_owns_the_stream() {
             if no_mount.mask() & STATX_MNT_ID == 0 {
                 assert_eq!(no_mount.mount_id(), None);
             }
+
+            // A live handle keeps the descriptor open past `close`.
+            let dir = builder(choice).open(root).await.unwrap();
+            let handle = dir.handle();
+            let link = format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd());
+            dir.close().await.unwrap();
+            assert_eq!(fs::read_link(&link).unwrap(), root);
+            drop(handle);
+            assert_ne!(fs::read_link(&link).ok().as_deref(), Some(root));
         });
     }
 }
