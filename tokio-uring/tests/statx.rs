@@ -158,6 +158,19 @@ fn handle_works_while_a_combinator_owns_the_stream() {
             let own = at.metadata(STATX_BASIC_STATS | STATX_MNT_ID).await.unwrap();
             assert_same(&own, root);
             assert_eq!(at.file_id().unwrap(), own.file_id());
+            // The handle's descriptor serves direct calls too.
+            let sub_fd = syscall::open_dir_at(Some(at.as_fd()), c"sub").unwrap();
+            let sub_stx = syscall::statx(
+                Some(sub_fd.as_fd()),
+                c"",
+                libc::AT_EMPTY_PATH,
+                libc::STATX_INO,
+            )
+            .unwrap();
+            assert_eq!(
+                sub_stx.stx_ino,
+                fs::metadata(root.join("sub")).unwrap().ino()
+            );
             let direct = syscall::statx(None, &path_cstr(root), 0, libc::STATX_MNT_ID).unwrap();
             if direct.stx_mask & libc::STATX_MNT_ID != 0 {
                 assert_eq!(own.mount_id(), Some(direct.stx_mnt_id));
