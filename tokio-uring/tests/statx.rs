@@ -4,6 +4,7 @@ mod common;
 
 use std::ffi::OsStr;
 use std::fs;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -157,6 +158,19 @@ fn handle_works_while_a_combinator_owns_the_stream() {
             let own = at.metadata(STATX_BASIC_STATS | STATX_MNT_ID).await.unwrap();
             assert_same(&own, root);
             assert_eq!(at.file_id().unwrap(), own.file_id());
+            // The handle's descriptor serves direct calls too.
+            let sub_fd = syscall::open_dir_at(Some(at.as_fd()), c"sub").unwrap();
+            let sub_stx = syscall::statx(
+                Some(sub_fd.as_fd()),
+                c"",
+                libc::AT_EMPTY_PATH,
+                libc::STATX_INO,
+            )
+            .unwrap();
+            assert_eq!(
+                sub_stx.stx_ino,
+                fs::metadata(root.join("sub")).unwrap().ino()
+            );
             let direct = syscall::statx(None, &path_cstr(root), 0, libc::STATX_MNT_ID).unwrap();
             if direct.stx_mask & libc::STATX_MNT_ID != 0 {
                 assert_eq!(own.mount_id(), Some(direct.stx_mnt_id));
@@ -165,6 +179,15 @@ fn handle_works_while_a_combinator_owns_the_stream() {
             if no_mount.mask() & STATX_MNT_ID == 0 {
                 assert_eq!(no_mount.mount_id(), None);
             }
+
+            // A live handle keeps the descriptor open past `close`.
+            let dir = builder(choice).open(root).await.unwrap();
+            let handle = dir.handle();
+            let link = format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd());
+            dir.close().await.unwrap();
+            assert_eq!(fs::read_link(&link).unwrap(), root);
+            drop(handle);
+            assert_ne!(fs::read_link(&link).ok().as_deref(), Some(root));
         });
     }
 }

@@ -1,6 +1,7 @@
 //! A cheap handle for operations relative to an open directory.
 
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -147,6 +148,14 @@ impl DirHandle {
     /// Outside a tokio-uring runtime.
     pub fn open_at<'a>(&self, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
         DirBuilder::inheriting(self.config).open_at_handle(self, name)
+    }
+}
+
+/// The directory's descriptor, for system calls relative to it (such as
+/// `io_uring_getdents::syscall::open_dir_at`).
+impl AsFd for DirHandle {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.borrow()
     }
 }
 
