@@ -196,7 +196,7 @@ def targets(run, tree):
     if not rows:
         return None
     head = [
-        f"#### {tree}: targets of issue 6 for the default engine (ms)",
+        f"#### {tree}: speed targets of the default engine (ms)",
         "",
         "| target | traverse | limit | |",
         "|---|---:|---:|---|",
