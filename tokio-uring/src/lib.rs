@@ -66,5 +66,6 @@ mod fd;
 pub mod fs;
 mod op;
 mod pool;
+pub mod walk;
 
 pub use error::PathError;
