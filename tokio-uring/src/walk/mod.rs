@@ -145,7 +145,8 @@ impl WalkBuilder {
     }
 
     /// Called on each entry before it is yielded, in the order entries are
-    /// yielded; [`Visit::Skip`] on a directory prunes its subtree.
+    /// yielded; [`Visit::Skip`] on a directory prunes its subtree. `Send`
+    /// because with [`spawn`](Self::spawn) it runs on the walk's thread.
     pub fn filter(
         mut self,
         filter: impl FnMut(&WalkEntry) -> Visit + Send + 'static,
