@@ -410,6 +410,22 @@ fn bridge_streams_to_a_multi_thread_tokio_runtime() {
         .unwrap()
     });
     assert_eq!(as_map(&got), want);
+
+    // Errors cross the channel with their kind and path.
+    let missing = tmp.path().join("missing");
+    let items = rt.block_on(async {
+        let mut walk = WalkBuilder::new(&missing).spawn().unwrap();
+        let mut items = Vec::new();
+        while let Some(item) = walk.next().await {
+            items.push(item);
+        }
+        items
+    });
+    assert_eq!(items.len(), 1);
+    let err = items[0].as_ref().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert_eq!(path_error(err).path(), missing);
+
     run_child("child_bridge_drop", tmp.path(), false);
 }
 
