@@ -8,6 +8,12 @@
 //!   dedicated thread, or inline on the runtime thread (the baseline that
 //!   blocks it), reading every directory under TREE, 1 and 64 in flight.
 //!
+//! - `measure walk TREE`: the cost per entry of `walk::Walk` polled inside
+//!   `tokio_uring::start`, against the same walk on its own thread
+//!   streamed to a tokio runtime (`WalkBuilder::spawn`), current-thread
+//!   and multi-thread. With a third argument, only that way, one round
+//!   (for `perf stat` or `strace -c -f` around it).
+//!
 //! Each figure is the median of 7 runs after one warm-up (warm cache):
 //! wall-clock time and CPU time of the whole process.
 
@@ -34,8 +40,11 @@ fn main() -> io::Result<()> {
     match args.first().map(String::as_str) {
         Some("buffers") if args.len() > 1 => buffers(&args[1..]),
         Some("fallback") if args.len() == 2 => fallback(Path::new(&args[1])),
+        Some("walk") if (2..=3).contains(&args.len()) => {
+            walk_bridge(Path::new(&args[1]), args.get(2).map(String::as_str))
+        }
         _ => {
-            eprintln!("usage: measure buffers DIR... | measure fallback TREE");
+            eprintln!("usage: measure buffers DIR... | measure fallback TREE | measure walk TREE [direct|current|multi]");
             std::process::exit(2);
         }
     }
@@ -312,4 +321,72 @@ async fn read_dirs(dirs: &[PathBuf], strategy: Strategy, in_flight: usize) -> io
         worker.join().expect("worker thread");
     }
     Ok(total)
+}
+
+/// The walk polled on its tokio-uring runtime, against the bridge.
+fn walk_bridge(tree: &Path, only: Option<&str>) -> io::Result<()> {
+    use tokio_uring_getdents::walk::WalkBuilder;
+
+    let direct = || {
+        tokio_uring::start(async {
+            let mut walk = WalkBuilder::new(tree).build();
+            let mut n = 0;
+            while let Some(entry) = walk.next().await {
+                entry?;
+                n += 1;
+            }
+            Ok(n)
+        })
+    };
+    let bridged = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            let mut walk = WalkBuilder::new(tree).spawn()?;
+            let mut n = 0;
+            while let Some(entry) = walk.next().await {
+                entry?;
+                n += 1;
+            }
+            Ok(n)
+        })
+    };
+    let current = tokio::runtime::Builder::new_current_thread().build()?;
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()?;
+    type Way<'a> = (&'a str, &'a str, &'a dyn Fn() -> io::Result<usize>);
+    let ways: [Way; 3] = [
+        ("direct", "Walk in tokio_uring::start", &direct),
+        ("current", "spawn() to current_thread tokio", &|| {
+            bridged(&current)
+        }),
+        ("multi", "spawn() to multi_thread tokio (2)", &|| {
+            bridged(&multi)
+        }),
+    ];
+    if let Some(only) = only {
+        let Some((_, name, way)) = ways.iter().find(|w| w.0 == only) else {
+            eprintln!("measure walk: no way named {only}");
+            std::process::exit(2);
+        };
+        println!("{name}: {} entries", way()?);
+        return Ok(());
+    }
+    println!(
+        "{:<34} {:>10} {:>10} {:>9} {:>9}",
+        "way", "wall ms", "cpu ms", "wall ns/e", "cpu ns/e"
+    );
+    // Alternate the ways round by round, as the machine is shared.
+    for round in 0..2 {
+        for (_, name, way) in ways {
+            let (wall, cpu, n) = median(way)?;
+            println!(
+                "{name:<34} {:>10.1} {:>10.1} {:>9.0} {:>9.0}   ({n} entries, round {round})",
+                ms(wall),
+                ms(cpu),
+                wall.as_nanos() as f64 / n as f64,
+                cpu.as_nanos() as f64 / n as f64,
+            );
+        }
+    }
+    Ok(())
 }

@@ -23,6 +23,38 @@
 //! # Ok::<_, std::io::Error>(())
 //! ```
 //!
+//! # Which runtime
+//!
+//! [`fs::Dir`], [`fs::DirHandle`], [`fs::statx`] and [`walk::Walk`] need a
+//! tokio-uring runtime (`tokio_uring::start`) and are `!Send`; under
+//! `#[tokio::main]` they panic. From a tokio runtime (multi-thread or
+//! not), use the bridge: [`walk::WalkBuilder::spawn`] runs the walk on a
+//! thread with its own tokio-uring runtime and returns a `Send`
+//! [`walk::WalkReceiver`] that streams the entries back:
+//!
+//! ```
+//! use tokio_uring_getdents::walk::WalkBuilder;
+//!
+//! #[tokio::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let mut walk = WalkBuilder::new(env!("CARGO_MANIFEST_DIR")).max_depth(1).spawn()?;
+//!     while let Some(entry) = walk.next().await {
+//!         let entry = entry?;
+//!         println!("{} {:?}", entry.path().display(), entry.file_type());
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Walking a tree
+//!
+//! [`walk::WalkBuilder`] walks a tree recursively: a stream of entries
+//! with path, depth, type and optional `statx`, at most a given number of
+//! descriptors open, pruning by filter or `skip_current_dir`, errors as
+//! items naming the path.
+//!
+//! # Streams
+//!
 //! `Dir` is also a [`futures_core::Stream`] of `io::Result<DirEntry>`;
 //! [`fs::Dir::handle`] gives a [`fs::DirHandle`] for `statx` and `open_at`
 //! while a combinator owns the stream.
@@ -66,5 +98,6 @@ mod fd;
 pub mod fs;
 mod op;
 mod pool;
+pub mod walk;
 
 pub use error::PathError;
