@@ -25,7 +25,7 @@ use tokio_uring_getdents::fs::{Dir, DirBuilder, Metadata};
 use tokio_uring_getdents::PathError;
 
 use crate::engine::{Event, Forward, Shared, Worker};
-use crate::node::{DirNode, Ent};
+use crate::node::{DirId, DirNode, Ent};
 use crate::sys::{Stat, STATX_MASK};
 use crate::totals::Accumulator;
 use crate::{Error, Op, VisitorBuilder};
@@ -155,6 +155,8 @@ fn stat_of(meta: &Metadata) -> Stat {
         ino: meta.ino(),
         size: meta.size(),
         blocks: meta.blocks(),
+        mnt_id: None,
+        mount_root: None,
     }
 }
 
@@ -272,7 +274,7 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
             let name = cname(ent);
             if !shared.needs_stat(ent.d_type) {
                 if worker.entry(shared, name.to_bytes(), ent.d_type, None) {
-                    children.push(child(&node, name));
+                    children.push(child(&node, name, None));
                 }
                 continue;
             }
@@ -286,8 +288,9 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
         ctx.statx_free.set(ctx.statx_free.get() + 1);
         match result {
             Ok(meta) => {
-                if worker.entry(shared, name.to_bytes(), d_type, Some(&stat_of(&meta))) {
-                    children.push(child(&node, name));
+                let st = stat_of(&meta);
+                if worker.entry(shared, name.to_bytes(), d_type, Some(&st)) {
+                    children.push(child(&node, name, Some(st.id())));
                 }
             }
             Err(cause) => worker.entry_error(name.to_bytes(), Op::Stat, plain(cause)),
@@ -299,9 +302,10 @@ async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>
     (worker.into_accumulator(), children)
 }
 
-fn child(parent: &Rc<UNode>, name: &CStr) -> Rc<UNode> {
+/// A subdirectory; `id` from its stat, for loop detection below it.
+fn child(parent: &Rc<UNode>, name: &CStr, id: Option<DirId>) -> Rc<UNode> {
     Rc::new(UNode {
-        path: DirNode::child(&parent.path, name),
+        path: DirNode::child_with_id(&parent.path, name, id),
         parent: Some(Rc::clone(parent)),
         name: name.to_bytes().into(),
         dir: RefCell::new(None),
