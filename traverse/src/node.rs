@@ -181,10 +181,14 @@ impl DirNode {
     /// the walk began (a description of its own, so reads through it have
     /// their own position).
     fn reopen_root(&self, opener: Opener) -> io::Result<OwnedFd> {
-        match &self.anchor {
-            Some(anchor) => opener(Some(anchor.as_fd()), c"."),
-            None => opener(None, &self.name),
-        }
+        opener(Some(self.anchor()?.as_fd()), c".")
+    }
+
+    /// The root's kept descriptor (`EBADF` for any other directory).
+    fn anchor(&self) -> io::Result<&Arc<OwnedFd>> {
+        self.anchor
+            .as_ref()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
     }
 
     /// For a directory whose entries several workers stat: keeps `fd` for
@@ -281,29 +285,22 @@ impl DirNode {
     /// Opens this directory down from the nearest ancestor that kept a
     /// descriptor (the root always keeps one).
     fn descend(&self, opener: Opener) -> io::Result<Arc<OwnedFd>> {
-        let mut chain = vec![self];
+        let mut chain = Vec::new();
         let mut cur = self;
         let mut fd = loop {
             if let Some(fd) = cur.kept() {
-                chain.pop();
-                break Some(fd);
+                break fd;
             }
+            chain.push(cur);
             match &cur.parent {
-                Some(parent) => {
-                    chain.push(parent);
-                    cur = parent;
-                }
-                None => break None,
+                Some(parent) => cur = parent,
+                None => return Err(io::Error::from_raw_os_error(libc::EBADF)),
             }
         };
         for node in chain.iter().rev() {
-            let next = match &fd {
-                Some(fd) => opener(Some(fd.as_fd()), &node.name)?,
-                None => node.reopen_root(opener)?,
-            };
-            fd = Some(Arc::new(next));
+            fd = Arc::new(opener(Some(fd.as_fd()), &node.name)?);
         }
-        fd.ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
+        Ok(fd)
     }
 
     /// This directory reached from the cursor `levels` levels below it by
