@@ -195,17 +195,25 @@ fn names_longer_than_255_bytes_are_counted_and_listed() {
     }
 }
 
-/// `ulimit -u 1` as an unprivileged user: no thread can be spawned. The
-/// threads engine walks with the calling thread alone and gives the same
-/// totals; before, it exited with a panic (101).
+/// A user id no process of the machine has, so that `ulimit -u` counts
+/// the test's process alone (other tests run as `nobody`).
+const LONE_UID: &str = "61234";
+
+/// `ulimit -u 1` as an unprivileged user with no other process: no
+/// thread can be spawned. The threads engine walks with the calling
+/// thread alone and gives the same totals; before, it exited with a panic
+/// (101).
 #[test]
 fn no_thread_can_be_spawned() {
     if !root_user() {
-        println!("skipped: needs root to run as nobody with its own ulimit -u");
+        println!("skipped: needs root to run as another user with its own ulimit -u");
         return;
     }
     let env = TestEnv::new();
     env.open_to_all();
+    let exe = env.root().join("traverse");
+    fs::copy(bin(), &exe).unwrap();
+    fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     for d in 0..10 {
         for f in 0..10 {
             env.file(&format!("t/d{d}/f{f}"), d * 10 + f);
@@ -220,11 +228,11 @@ fn no_thread_can_be_spawned() {
         }
         let out = Command::new("bash")
             .arg("-c")
-            .arg(
+            .arg(format!(
                 "ulimit -u 1 && exec timeout 60 \
-                 setpriv --reuid=65534 --regid=65534 --clear-groups \"$0\" \"$@\"",
-            )
-            .arg(bin())
+                 setpriv --reuid={LONE_UID} --regid={LONE_UID} --clear-groups \"$0\" \"$@\""
+            ))
+            .arg(&exe)
             .args(&args)
             .arg(&t)
             .output()
