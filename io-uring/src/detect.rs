@@ -8,13 +8,19 @@
 //! 1. the probe lists the opcode,
 //! 2. the probe lists no opcode after it (the patch appends GETDENTS as the
 //!    last operation; a number followed by others is a mainline operation,
-//!    and is never submitted, so a wrong guess has no side effect), and
-//! 3. a real GETDENTS on a directory made for the test, read in small chunks
+//!    and is never submitted, so a wrong guess has no side effect),
+//! 3. the opcode is not the last operation of a mainline release (such as
+//!    `IORING_OP_PIPE`, 62, the last one of 6.16 to 6.18): a kernel whose
+//!    probe ends there lists exactly what that mainline kernel lists, so
+//!    the number is that operation, and it is never submitted either, and
+//! 4. a real GETDENTS on a directory made for the test, read in small chunks
 //!    chained by `d_off`, returns exactly what `getdents64(2)` returns.
 //!
 //! The environment variable [`ENV_VAR`] overrides the choice: `off` turns
 //! GETDENTS off, `auto` (or unset) checks [`GetDents::CODE`], a number
-//! checks that opcode number instead (still verified by steps 1-3).
+//! checks that opcode number instead (still verified by steps 1-4, so an
+//! override never makes this crate submit a known operation with a
+//! directory and a buffer).
 
 use std::fmt;
 use std::fs;
@@ -28,6 +34,42 @@ use io_uring::{types, IoUring, Probe};
 
 use crate::dirent::DirentIter;
 use crate::opcode::GetDents;
+
+/// The mainline operations that are the last of a kernel release, by
+/// number: a kernel whose probe ends at one of them is (as far as the probe
+/// can tell) that mainline kernel. The patch appends GETDENTS to 6.12,
+/// whose last operation is 57, so 58 is not in this list; 58 is
+/// `IORING_OP_RECV_ZC` on 6.15 and later, where 59-61 follow it.
+const MAINLINE_RELEASE_LAST: &[(u8, &str)] = &[
+    (7, "IORING_OP_POLL_REMOVE"),
+    (8, "IORING_OP_SYNC_FILE_RANGE"),
+    (10, "IORING_OP_RECVMSG"),
+    (11, "IORING_OP_TIMEOUT"),
+    (16, "IORING_OP_CONNECT"),
+    (29, "IORING_OP_EPOLL_CTL"),
+    (32, "IORING_OP_REMOVE_BUFFERS"),
+    (33, "IORING_OP_TEE"),
+    (36, "IORING_OP_UNLINKAT"),
+    (39, "IORING_OP_LINKAT"),
+    (40, "IORING_OP_MSG_RING"),
+    (46, "IORING_OP_URING_CMD"),
+    (47, "IORING_OP_SEND_ZC"),
+    (48, "IORING_OP_SENDMSG_ZC"),
+    (53, "IORING_OP_FUTEX_WAITV"),
+    (54, "IORING_OP_FIXED_FD_INSTALL"),
+    (55, "IORING_OP_FTRUNCATE"),
+    (57, "IORING_OP_LISTEN"),
+    (61, "IORING_OP_WRITEV_FIXED"),
+    (62, "IORING_OP_PIPE"),
+];
+
+/// The mainline operation `opcode` is when a kernel's probe ends there.
+fn mainline_release_last(opcode: u8) -> Option<&'static str> {
+    MAINLINE_RELEASE_LAST
+        .iter()
+        .find(|&&(code, _)| code == opcode)
+        .map(|&(_, name)| name)
+}
 use crate::syscall::getdents64;
 
 /// The environment variable that overrides detection: `off`, `auto`, or an
@@ -43,6 +85,7 @@ pub const ENV_VAR: &str = "IO_URING_GETDENTS";
 /// assert!(Choice::parse("sixty").is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Choice {
     /// Check [`GetDents::CODE`].
     Auto,
@@ -78,6 +121,7 @@ impl Choice {
 
 /// Why GETDENTS cannot be used.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Unavailable {
     /// [`ENV_VAR`] is `off`.
     Disabled,
@@ -100,6 +144,16 @@ pub enum Unavailable {
         opcode: u8,
         /// The kernel's last opcode number.
         last: u8,
+    },
+    /// The probe ends at the opcode, but a mainline kernel release ends at
+    /// the same operation, so the number is that operation (the probe
+    /// lists what that kernel lists). Nothing was submitted.
+    KnownOpcode {
+        /// The opcode checked.
+        opcode: u8,
+        /// The mainline operation with that number, e.g.
+        /// `IORING_OP_PIPE`.
+        name: &'static str,
     },
     /// The self-test could not run or its submission failed.
     SelfTest {
@@ -135,6 +189,11 @@ impl fmt::Display for Unavailable {
                 f,
                 "opcode {opcode} is another operation here (this kernel has opcodes up to \
                  {last}; on mainline 6.15+ 58 is IORING_OP_RECV_ZC)"
+            ),
+            Unavailable::KnownOpcode { opcode, name } => write!(
+                f,
+                "opcode {opcode} is {name} here (the kernel's operations end with it, as on \
+                 the mainline kernels that end with {name}); refusing to submit it"
             ),
             Unavailable::SelfTest { opcode, error } => {
                 write!(f, "a test GETDENTS with opcode {opcode} failed: {error}")
@@ -256,6 +315,9 @@ fn check(ring: &IoUring, opcode: u8) -> Result<(), Unavailable> {
         .find(|&n| n > opcode && probe.is_supported(n))
     {
         return Err(Unavailable::OtherOpcode { opcode, last });
+    }
+    if let Some(name) = mainline_release_last(opcode) {
+        return Err(Unavailable::KnownOpcode { opcode, name });
     }
     self_test(opcode)
 }
@@ -391,5 +453,21 @@ impl TestDir {
 impl Drop for TestDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_ends_are_sorted_and_exclude_the_patch_number() {
+        assert!(MAINLINE_RELEASE_LAST.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(mainline_release_last(GetDents::CODE), None);
+        assert_eq!(mainline_release_last(57), Some("IORING_OP_LISTEN"));
+        assert_eq!(mainline_release_last(62), Some("IORING_OP_PIPE"));
+        // Inside a release: followed by other operations on every mainline
+        // kernel that has it, so refused as `OtherOpcode` instead.
+        assert_eq!(mainline_release_last(59), None);
     }
 }

@@ -16,6 +16,10 @@
 //! The parser trusts nothing in the buffer: every length is checked against
 //! the slice before it is used, so corrupt input yields a [`ParseError`] and
 //! never an out-of-bounds read, a panic, or an endless loop.
+//!
+//! Names are as long as their record holds, not limited to `NAME_MAX`
+//! (255): that limit is per file system, and FUSE allows 1 024 bytes (a
+//! 1 048-byte record). Only `d_reclen`'s 16 bits bound a name.
 
 use std::ffi::{CStr, OsStr};
 use std::fmt;
@@ -214,6 +218,7 @@ impl<'a> Dirent<'a> {
 
 /// What was wrong with a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParseErrorKind {
     /// Fewer bytes left than a record header.
     TruncatedHeader,
@@ -289,7 +294,7 @@ impl From<ParseError> for std::io::Error {
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use std::os::fd::AsFd;
 /// use io_uring_getdents::{dirent::DirentIter, syscall::getdents64};
 ///
@@ -386,12 +391,17 @@ impl<'a> Iterator for DirentIter<'a> {
 impl std::iter::FusedIterator for DirentIter<'_> {}
 
 /// Appends one well-formed record to `buf`, laid out as the kernel lays it
-/// out. Useful to build test input and to fuzz the parser from valid data.
+/// out.
+///
+/// A helper for tests, benchmarks and fuzzing (synthetic directory
+/// buffers, such as names longer than any local file system allows);
+/// reading a directory never needs it.
 ///
 /// # Panics
 ///
-/// If `name` is empty, contains NUL or `/`, or is longer than 255 bytes:
-/// the kernel never produces such a record.
+/// If `name` is empty, contains NUL or `/`, or makes a record longer than
+/// `d_reclen`'s 16 bits can describe: the kernel never produces such a
+/// record. Names longer than 255 bytes are fine (FUSE allows 1 024).
 ///
 /// ```
 /// let mut buf = Vec::new();
@@ -400,14 +410,15 @@ impl std::iter::FusedIterator for DirentIter<'_> {}
 /// ```
 pub fn encode(buf: &mut Vec<u8>, ino: u64, off: u64, d_type: u8, name: &[u8]) {
     assert!(
-        !name.is_empty() && name.len() <= 255 && !name.iter().any(|&b| b == 0 || b == b'/'),
+        !name.is_empty() && !name.iter().any(|&b| b == 0 || b == b'/'),
         "not a valid directory entry name"
     );
     let reclen = (HEADER_LEN + name.len() + 1).next_multiple_of(RECORD_ALIGN);
+    let reclen_field = u16::try_from(reclen).expect("name too long for a linux_dirent64 record");
     let start = buf.len();
     buf.extend_from_slice(&ino.to_ne_bytes());
     buf.extend_from_slice(&off.to_ne_bytes());
-    buf.extend_from_slice(&(reclen as u16).to_ne_bytes());
+    buf.extend_from_slice(&reclen_field.to_ne_bytes());
     buf.push(d_type);
     buf.extend_from_slice(name);
     buf.resize(start + reclen, 0);
@@ -442,6 +453,43 @@ mod tests {
         assert_eq!(entries[1].offset(), 200);
         assert_eq!(entries[1].name_bytes().len(), 255);
         assert_eq!(entries[1].file_type(), FileType::Directory);
+    }
+
+    /// Longer than NAME_MAX: 300 bytes, FUSE's 1 024, and the longest a
+    /// record can describe, between short names, each kept whole.
+    #[test]
+    fn names_longer_than_255_bytes_are_kept_whole() {
+        let longest = u16::MAX as usize / RECORD_ALIGN * RECORD_ALIGN - HEADER_LEN - 1;
+        let names: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            vec![b'm'; 300],
+            b"b".to_vec(),
+            (0..1024).map(|i| b'a' + (i % 26) as u8).collect(),
+            vec![0xc3; longest],
+            b"c".to_vec(),
+        ];
+        let mut buf = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            encode(&mut buf, i as u64 + 1, i as u64 + 100, libc::DT_REG, name);
+        }
+        let parsed: Vec<_> = DirentIter::new(&buf).collect::<Result<_, _>>().unwrap();
+        assert_eq!(parsed.len(), names.len());
+        for (i, (entry, name)) in parsed.iter().zip(&names).enumerate() {
+            assert_eq!(entry.name_bytes(), &name[..], "record {i}");
+            assert_eq!(entry.ino(), i as u64 + 1);
+            assert_eq!(entry.offset(), i as u64 + 100);
+        }
+        assert_eq!(parsed[3].name_bytes().len(), 1024);
+        // A 1 024-byte name takes a 1 048-byte record.
+        let mut one = Vec::new();
+        encode(&mut one, 1, 1, libc::DT_DIR, &names[3]);
+        assert_eq!(one.len(), 1048);
+    }
+
+    #[test]
+    #[should_panic(expected = "name too long")]
+    fn encode_refuses_a_name_no_record_can_hold() {
+        encode(&mut Vec::new(), 1, 1, libc::DT_REG, &vec![b'x'; 65_510]);
     }
 
     #[test]

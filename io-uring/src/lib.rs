@@ -11,7 +11,8 @@
 //! - [`detect`]: whether the running kernel really has the operation,
 //!   checked with a real read, not only the opcode number;
 //! - [`syscall::getdents64`]: the plain system call, as reference and
-//!   fallback.
+//!   fallback, with [`syscall::open_dir_at`] and [`syscall::statx`], the
+//!   calls a walk makes beside it.
 //!
 //! The io-uring crate is re-exported, so one dependency is enough.
 //!
@@ -19,12 +20,12 @@
 //!
 //! List a directory with GETDENTS, chaining reads by `d_off`:
 //!
-//! ```no_run
-//! use io_uring_getdents::{dirent::DirentIter, io_uring::{types, IoUring}, opcode::GetDents};
+//! ```
+//! use io_uring_getdents::{detect, dirent::DirentIter, io_uring::{types, IoUring}, opcode::GetDents};
 //! use std::os::fd::AsRawFd;
 //!
 //! let mut ring = IoUring::new(8)?;
-//! let Some(code) = GetDents::detect(&ring).opcode() else {
+//! let Some(code) = detect::detect(&ring).opcode() else {
 //!     return Ok(()); // a kernel without the patch
 //! };
 //! let dir = std::fs::File::open("/etc")?;

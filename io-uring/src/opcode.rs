@@ -2,9 +2,7 @@
 
 use std::os::fd::RawFd;
 
-use io_uring::{squeue, types, IoUring};
-
-use crate::detect::{self, Support};
+use io_uring::{squeue, types};
 
 /// Where the directory comes from: a plain fd or a registered (fixed) file.
 ///
@@ -40,17 +38,19 @@ impl From<types::Fixed> for Target {
 ///
 /// Opcode numbers of out-of-tree operations are not stable (58 is
 /// `IORING_OP_RECV_ZC` from Linux 6.15 on), so never submit this without
-/// first asking [`GetDents::detect`], and pass the number it found to
-/// [`opcode`](GetDents::opcode).
+/// first asking [`detect`](crate::detect::detect), and pass the number it
+/// found to [`opcode`](GetDents::opcode).
 ///
 /// # Example
 ///
-/// ```no_run
-/// use io_uring_getdents::{io_uring::{types, IoUring}, opcode::GetDents};
+/// ```
+/// use io_uring_getdents::{detect, io_uring::{types, IoUring}, opcode::GetDents};
 /// use std::os::fd::AsRawFd;
 ///
 /// let mut ring = IoUring::new(8)?;
-/// let code = GetDents::detect(&ring).opcode().expect("kernel without GETDENTS");
+/// let Some(code) = detect::detect(&ring).opcode() else {
+///     return Ok(()); // a kernel without the patch: submit nothing
+/// };
 /// let dir = std::fs::File::open(".")?;
 /// let mut buf = vec![0u8; 32 * 1024];
 /// let sqe = GetDents::new(types::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), buf.len() as u32)
@@ -90,22 +90,25 @@ impl GetDents {
     }
 
     /// Position to read from: 0, or the `d_off` of the last entry already
-    /// read. The kernel seeks there first if the file is elsewhere.
+    /// read. The kernel seeks there first if the file is elsewhere (through
+    /// the filesystem's `llseek`, which refuses positions it never handed
+    /// out, as `lseek(2)` does), and leaves the file's position after the
+    /// last record it returns.
+    ///
+    /// `u64::MAX` (-1) reads from the file's current position, like
+    /// `IORING_OP_READ`: reads linked with `IOSQE_IO_LINK` then list a
+    /// directory in order. Kernels with the first version of the patch
+    /// answer it with `-EINVAL`.
     pub const fn offset(mut self, offset: u64) -> GetDents {
         self.offset = offset;
         self
     }
 
-    /// Uses another opcode number, as found by [`GetDents::detect`].
+    /// Uses another opcode number, as found by
+    /// [`detect`](crate::detect::detect).
     pub const fn opcode(mut self, code: u8) -> GetDents {
         self.opcode = code;
         self
-    }
-
-    /// Asks whether the running kernel really has GETDENTS, honouring the
-    /// `IO_URING_GETDENTS` override; see [`detect::detect`].
-    pub fn detect(ring: &IoUring) -> Support {
-        detect::detect(ring)
     }
 
     /// The submission queue entry.

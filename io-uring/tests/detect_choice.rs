@@ -58,3 +58,41 @@ fn override_values() {
         "{err}"
     );
 }
+
+/// `IO_URING_GETDENTS=N` with N the kernel's last operation: on a mainline
+/// kernel that is a known operation (62, `IORING_OP_PIPE`, on 6.16 to
+/// 6.18), which detection must refuse by name before submitting anything
+/// with a directory and a buffer. On the patched kernel the last operation
+/// is GETDENTS itself and passes.
+#[test]
+fn the_last_opcode_of_a_mainline_kernel_is_refused_before_any_submission() {
+    let mut ring = IoUring::new(2).unwrap();
+    let mut probe = Probe::new();
+    ring.submitter().register_probe(&mut probe).unwrap();
+    let last = (0..=u8::MAX)
+        .rev()
+        .find(|&n| probe.is_supported(n))
+        .expect("the probe lists NOP at least");
+    let support = detect_with(&ring, Choice::Opcode(last));
+    match &support {
+        Support::Unavailable(Unavailable::KnownOpcode { opcode, name }) => {
+            assert_eq!(*opcode, last);
+            assert!(name.starts_with("IORING_OP_"), "{name}");
+            let message = support.to_string();
+            assert!(
+                message.contains(name) && message.contains(&last.to_string()),
+                "{message}"
+            );
+        }
+        Support::Available { opcode } => assert_eq!(*opcode, last),
+        // Kernels newer than the list of mainline operations: the real
+        // read is the judge there.
+        Support::Unavailable(Unavailable::SelfTest { .. } | Unavailable::Mismatch { .. })
+            if last > 62 =>
+        {
+            println!("skipped: opcode {last} is newer than the known mainline operations");
+        }
+        other => panic!("opcode {last}: expected a refusal by name, got {other:?}"),
+    }
+    assert_eq!(ring.completion().len(), 0);
+}

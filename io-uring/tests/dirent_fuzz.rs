@@ -6,9 +6,10 @@ use io_uring_getdents::dirent::{encode, DirentIter, MIN_RECORD_LEN};
 use proptest::prelude::*;
 
 fn name_strategy() -> impl Strategy<Value = Vec<u8>> {
-    // Every byte a name may hold: 1..=255 except '/'.
+    // Every byte a name may hold: 1..=255 except '/'; lengths up to FUSE's
+    // 1 024 bytes, beyond NAME_MAX.
     let byte = (1u8..=254).prop_map(|b| if b == b'/' { 255 } else { b });
-    proptest::collection::vec(byte, 1..=255)
+    proptest::collection::vec(byte, 1..=1024)
 }
 
 fn check_bounds(buf: &[u8]) -> usize {

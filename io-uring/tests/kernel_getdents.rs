@@ -370,28 +370,159 @@ fn reserved_sqe_fields_must_be_zero() {
     let dir = fs::File::open(tmp.path()).unwrap();
     let mut ring = IoUring::new(4).unwrap();
     let mut buf = vec![0u8; 4096];
+    let ptr = buf.as_mut_ptr();
+    let valid = || {
+        GetDents::new(Target::Fd(dir.as_raw_fd()), ptr, 4096)
+            .opcode(opcode)
+            .build()
+            .user_data(3)
+    };
+    // The same request with every reserved byte zero succeeds.
+    assert!(submit_and_reap(&mut ring, valid()) > 0);
     // Byte ranges of io_uring_sqe: ioprio, op flags, buf_index,
-    // file_index/splice_fd_in, addr3.
+    // file_index/splice_fd_in, addr3, __pad2[0]. Every byte on its own.
+    let mut checked = 0;
     for (field, range) in [
         ("ioprio", 2..4),
         ("rw_flags", 28..32),
         ("buf_index", 40..42),
         ("splice_fd_in", 44..48),
         ("addr3", 48..56),
+        ("__pad2", 56..64),
     ] {
-        let sqe = GetDents::new(Target::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), 4096)
+        for byte in range {
+            // SAFETY: `squeue::Entry` is a `#[repr(C)]` wrapper of the
+            // 64-byte io_uring_sqe made of integers only, so it converts to
+            // bytes and back with every bit pattern valid.
+            let mut bytes = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(valid()) };
+            bytes[byte] = 0x80;
+            // SAFETY: as above.
+            let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
+            assert_eq!(
+                submit_and_reap(&mut ring, sqe),
+                -libc::EINVAL,
+                "{field}: byte {byte} of the SQE set"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 28);
+    // The kernel wrote through `ptr` only while `buf` was alive.
+    drop(buf);
+}
+
+/// The file's position, as `lseek(fd, 0, SEEK_CUR)` gives it.
+fn position(dir: &fs::File) -> u64 {
+    // SAFETY: lseek on a descriptor `dir` keeps open; no memory is passed.
+    let pos = unsafe { libc::lseek(dir.as_raw_fd(), 0, libc::SEEK_CUR) };
+    assert!(pos >= 0, "lseek: {}", std::io::Error::last_os_error());
+    pos as u64
+}
+
+#[test]
+fn offset_minus_one_reads_at_the_file_position() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 200);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(8).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+
+    // From position 0, each read at -1 goes on where the last one stopped
+    // and leaves the position at its last record's d_off.
+    seek_dir(dir.as_fd(), 0).unwrap();
+    let mut buf = vec![0u8; 700];
+    let mut got = Vec::new();
+    loop {
+        let res = getdents_once(&mut ring, opcode, fd, &mut buf, u64::MAX);
+        assert!(res >= 0, "GETDENTS at -1: {res}");
+        if res == 0 {
+            break;
+        }
+        let records = parse(&buf[..res as usize]);
+        assert_eq!(position(&dir), records.last().unwrap().off);
+        got.extend(records);
+        assert!(
+            got.len() <= all.len(),
+            "more records than the directory has"
+        );
+    }
+    assert_eq!(got, all);
+
+    // -1 continues from where lseek(2) put the file, not from 0.
+    let middle = &all[all.len() / 2];
+    seek_dir(dir.as_fd(), middle.off).unwrap();
+    let res = getdents_once(&mut ring, opcode, fd, &mut buf, u64::MAX);
+    assert!(res > 0, "GETDENTS at -1 after lseek: {res}");
+    assert_eq!(
+        parse(&buf[..res as usize]),
+        expected_from(&all, middle.off, buf.len())
+    );
+
+    // Any other negative position is for the filesystem to refuse, and
+    // it does, as lseek(2) does.
+    let res = getdents_once(&mut ring, opcode, fd, &mut buf, -2i64 as u64);
+    assert_eq!(res, -libc::EINVAL, "GETDENTS at -2");
+}
+
+#[test]
+fn linked_reads_at_minus_one_list_the_directory_in_order() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 100);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    seek_dir(dir.as_fd(), 0).unwrap();
+
+    // Enough reads of LEN bytes to pass the end: the last ones return 0.
+    const LEN: usize = 640;
+    let total: usize = all.iter().map(Record::reclen).sum();
+    let links = total / (LEN / 2) + 3;
+    let mut ring = IoUring::new(links.next_power_of_two() as u32).unwrap();
+    let mut buffers = vec![vec![0u8; LEN]; links];
+    for (i, buf) in buffers.iter_mut().enumerate() {
+        let mut sqe = GetDents::new(Target::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), LEN as u32)
+            .offset(u64::MAX)
             .opcode(opcode)
             .build()
-            .user_data(3);
-        // SAFETY: `squeue::Entry` is a `#[repr(C)]` wrapper of the 64-byte
-        // io_uring_sqe made of integers only, so it converts to bytes and
-        // back with every bit pattern valid.
-        let mut bytes = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(sqe) };
-        bytes[range.start] = 1;
-        // SAFETY: as above.
-        let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
-        assert_eq!(submit_and_reap(&mut ring, sqe), -libc::EINVAL, "{field}");
+            .user_data(i as u64);
+        if i + 1 < links {
+            sqe = sqe.flags(squeue::Flags::IO_LINK);
+        }
+        // SAFETY: `buffers` and `dir` outlive the requests: every
+        // completion is reaped below before either is touched or dropped.
+        unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
     }
+    let mut results = vec![None; links];
+    let mut reaped = 0;
+    while reaped < links {
+        ring.submit_and_wait(1).expect("io_uring_enter");
+        for cqe in ring.completion() {
+            let slot = &mut results[cqe.user_data() as usize];
+            assert!(slot.is_none(), "two completions for one request");
+            *slot = Some(cqe.result());
+            reaped += 1;
+        }
+    }
+    let mut got = Vec::new();
+    let mut ended = false;
+    for (i, res) in results.into_iter().enumerate() {
+        let res = res.unwrap();
+        assert!(res >= 0, "linked read {i}: {res}");
+        assert!(
+            !(ended && res > 0),
+            "linked read {i} returned data after an end"
+        );
+        ended |= res == 0;
+        got.extend(parse(&buffers[i][..res as usize]));
+    }
+    assert!(ended, "{links} linked reads did not reach the end");
+    assert_eq!(got, all);
 }
 
 #[test]

@@ -200,10 +200,11 @@ type Job = (
 );
 
 /// As the fallback backend does: `getdents64` until the end or until the
-/// buffer cannot take a maximal record (280 bytes); true at the end.
+/// buffer cannot take a maximal record (1 048 bytes, a 1 024-byte FUSE
+/// name); true at the end.
 fn fill(file: &File, buf: &mut [u8]) -> io::Result<(usize, bool)> {
     let mut filled = 0;
-    while buf.len() - filled >= 280 {
+    while buf.len() - filled >= 1048 {
         match getdents64(file.as_fd(), &mut buf[filled..])? {
             0 => return Ok((filled, true)),
             n => filled += n,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::{fs::Dir, PathError};
 ///
 /// tokio_uring::start(async {

@@ -8,7 +8,7 @@
 //! pool, so the runtime thread never blocks. Opening (`OPENAT`), metadata
 //! (`STATX`) and closing (`CLOSE`) always go through io_uring.
 //!
-//! ```no_run
+//! ```
 //! use tokio_uring_getdents::fs::Dir;
 //!
 //! tokio_uring::start(async {
@@ -23,7 +23,9 @@
 //! # Ok::<_, std::io::Error>(())
 //! ```
 //!
-//! `Dir` is also a [`futures_core::Stream`] of `io::Result<DirEntry>`.
+//! `Dir` is also a [`futures_core::Stream`] of `io::Result<DirEntry>`;
+//! [`fs::Dir::handle`] gives a [`fs::DirHandle`] for `statx` and `open_at`
+//! while a combinator owns the stream.
 //! Children are opened relative to their parent's descriptor with
 //! `O_NOFOLLOW | O_DIRECTORY` ([`fs::Dir::open_at`]), and stat'ed relative
 //! to it with `AT_SYMLINK_NOFOLLOW` ([`fs::Dir::statx`]), so a walk never
@@ -48,7 +50,8 @@
 //! If the whole runtime shuts down, tokio-uring waits for every operation
 //! in flight, but frees the stable data of dropped ones before their
 //! completion; memory the kernel writes is kept aside (not freed) in that
-//! case, until the next runtime on the thread starts. Descriptors being
+//! case, until a runtime on the thread submits again. This holds per
+//! runtime, also with several tokio-uring runtimes on one thread. Descriptors being
 //! opened at that moment are not closed.
 //! DESIGN.md in the repository explains the choices.
 //!

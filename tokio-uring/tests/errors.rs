@@ -4,7 +4,7 @@ mod common;
 
 use std::fs;
 use std::io::ErrorKind;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
@@ -71,6 +71,48 @@ fn missing_directory_and_file_instead_of_directory() {
             let err = builder(choice).open("nul\0byte").await.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidInput);
             assert!(err.to_string().contains("nul"), "{err}");
+        });
+    }
+}
+
+/// `nofollow` refuses a root that is a symbolic link (a path swapped for a
+/// link to another tree), and `file_id` tells a directory swapped in under
+/// the same path apart from the one opened first.
+#[test]
+fn nofollow_refuses_a_linked_root_and_file_id_sees_a_swap() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::create_dir(tmp.path().join("real")).unwrap();
+    fs::create_dir(tmp.path().join("other")).unwrap();
+    std::os::unix::fs::symlink("real", tmp.path().join("link")).unwrap();
+    let link = tmp.path().join("link");
+    let real = tmp.path().join("real");
+    for choice in backends() {
+        tokio_uring::start(async {
+            let err = builder(choice)
+                .nofollow(true)
+                .open(&link)
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotADirectory);
+            assert_names(&err, &link, libc::ENOTDIR);
+            // The default follows it, as std::fs::read_dir does.
+            let followed = builder(choice).open(&link).await.unwrap();
+
+            let first = builder(choice).nofollow(true).open(&real).await.unwrap();
+            let id = first.file_id().unwrap();
+            let std = fs::metadata(&real).unwrap();
+            assert_eq!((id.dev, id.ino), (std.dev(), std.ino()));
+            assert_eq!(followed.file_id().unwrap(), id);
+            let meta = first.metadata(libc::STATX_BASIC_STATS).await.unwrap();
+            assert_eq!(meta.file_id(), id);
+
+            fs::rename(&real, tmp.path().join("moved")).unwrap();
+            fs::rename(tmp.path().join("other"), &real).unwrap();
+            let again = builder(choice).nofollow(true).open(&real).await.unwrap();
+            assert_ne!(again.file_id().unwrap(), id, "a swapped directory");
+            // Put things back for the next backend.
+            fs::rename(&real, tmp.path().join("other")).unwrap();
+            fs::rename(tmp.path().join("moved"), &real).unwrap();
         });
     }
 }

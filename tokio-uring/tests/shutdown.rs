@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use common::{backends, builder, poll_once};
-use tokio_uring_getdents::fs::{BackendChoice, Dir};
+use tokio_uring_getdents::fs::{BackendChoice, Dir, MIN_BUFFER_SIZE};
 
 /// Allocations of the sizes freed by the driver (a 256-byte statx, small
 /// buffers): if the kernel wrote into any of them after they were freed,
@@ -80,6 +80,112 @@ fn statx_in_flight_when_the_runtime_ends() {
     mount.unmount().unwrap();
 }
 
+/// Two runtimes on one thread: the first stays alive while the second ends
+/// with statx calls in flight. The second runtime's memory must be kept
+/// until its own driver has waited for them, whatever the first one does.
+#[test]
+fn statx_in_flight_when_a_second_runtime_on_the_thread_ends() {
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let source = tempfile::tempdir().unwrap();
+    let mountpoint = tempfile::tempdir().unwrap();
+    for i in 0..16 {
+        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
+    }
+    let delay = Duration::from_millis(200);
+    let options = testfs::Options::new().delay(delay);
+    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
+        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+
+    let first = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
+    // The first runtime submits too, so that it has this crate's state.
+    first.block_on(async {
+        let dir = Dir::open(source.path()).await.unwrap();
+        dir.metadata(libc::STATX_BASIC_STATS).await.unwrap();
+    });
+    for _ in 0..3 {
+        let second = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
+        second.block_on(async {
+            let dir = Dir::builder()
+                .backend(BackendChoice::Fallback)
+                .open(mount.mountpoint())
+                .await
+                .unwrap();
+            for i in 0..16 {
+                let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
+                assert!(poll_once(&mut stat).is_pending());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        });
+        let started = Instant::now();
+        drop(second);
+        assert!(
+            started.elapsed() >= delay / 2,
+            "the statx calls were not in flight"
+        );
+        churn_the_heap();
+        // The first runtime goes on working.
+        first.block_on(async {
+            let dir = Dir::open(source.path()).await.unwrap();
+            dir.statx("f0", libc::STATX_BASIC_STATS).await.unwrap();
+        });
+        churn_the_heap();
+    }
+    drop(first);
+    mount.unmount().unwrap();
+}
+
+/// This crate's first operation of the runtime runs inside a
+/// `tokio::task::LocalSet` that the caller keeps after the runtime is
+/// gone: the crate's per-runtime task lives in that set, so it outlives the
+/// runtime, and must not be what says whether the runtime still runs.
+#[test]
+fn statx_in_flight_when_the_runtime_ends_while_a_local_set_lives_on() {
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let source = tempfile::tempdir().unwrap();
+    let mountpoint = tempfile::tempdir().unwrap();
+    for i in 0..16 {
+        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
+    }
+    let delay = Duration::from_millis(200);
+    let options = testfs::Options::new().delay(delay);
+    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
+        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+
+    let mut kept = Vec::new();
+    for _ in 0..3 {
+        let runtime = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
+        let local = tokio::task::LocalSet::new();
+        runtime.block_on(local.run_until(async {
+            let dir = Dir::builder()
+                .backend(BackendChoice::Fallback)
+                .open(mount.mountpoint())
+                .await
+                .unwrap();
+            for i in 0..16 {
+                let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
+                assert!(poll_once(&mut stat).is_pending());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }));
+        let started = Instant::now();
+        drop(runtime);
+        assert!(
+            started.elapsed() >= delay / 2,
+            "the statx calls were not in flight"
+        );
+        churn_the_heap();
+        kept.push(local);
+    }
+    drop(kept);
+    mount.unmount().unwrap();
+}
+
 #[test]
 fn reads_in_flight_when_the_runtime_ends() {
     let tmp = tempfile::tempdir().unwrap();
@@ -95,7 +201,7 @@ fn reads_in_flight_when_the_runtime_ends() {
         for round in 0..50 {
             tokio_uring::start(async {
                 let mut dir = builder(choice)
-                    .buffer_size(512 + 64 * round)
+                    .buffer_size(MIN_BUFFER_SIZE + 64 * round)
                     .open(tmp.path())
                     .await
                     .unwrap();

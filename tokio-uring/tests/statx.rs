@@ -2,12 +2,19 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use common::{backends, builder};
-use tokio_uring_getdents::fs::{statx, FileType, Metadata};
+use futures_util::StreamExt;
+use io_uring_getdents::syscall;
+use tokio_uring_getdents::fs::{
+    statx, Dir, FileId, FileType, Metadata, STATX_BASIC_STATS, STATX_MNT_ID, STATX_SIZE,
+};
 
 fn assert_same(ours: &Metadata, path: &Path) {
     let std = fs::symlink_metadata(path).unwrap();
@@ -23,6 +30,23 @@ fn assert_same(ours: &Metadata, path: &Path) {
     assert_eq!(ours.modified(), std.modified().ok(), "mtime of {what}");
     assert_eq!(ours.accessed(), std.accessed().ok(), "atime of {what}");
     assert!(ours.changed().is_some(), "ctime of {what}");
+    assert_eq!(ours.is_file(), std.is_file(), "is_file of {what}");
+    assert_eq!(ours.is_dir(), std.is_dir(), "is_dir of {what}");
+    assert_eq!(ours.is_symlink(), std.is_symlink(), "is_symlink of {what}");
+    assert_eq!(ours.len(), std.len(), "len of {what}");
+    assert_eq!(
+        ours.permissions(),
+        std.permissions(),
+        "permissions of {what}"
+    );
+    assert_eq!(
+        ours.file_id(),
+        FileId {
+            dev: std.dev(),
+            ino: std.ino()
+        },
+        "file id of {what}"
+    );
 }
 
 #[test]
@@ -91,4 +115,83 @@ fn statx_matches_lstat_for_each_kind() {
             dir.close().await.unwrap();
         });
     }
+}
+
+/// A `DirHandle` stats and opens children while the stream that owns the
+/// `Dir` is being consumed by a combinator (where `dir.statx` cannot be
+/// borrowed); sizes against lstat, the mount id against a direct statx.
+#[test]
+fn handle_works_while_a_combinator_owns_the_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    for i in 0..40 {
+        fs::write(root.join(format!("f{i}")), vec![1u8; i * 100]).unwrap();
+    }
+    fs::create_dir(root.join("sub")).unwrap();
+    fs::write(root.join("sub/inner"), b"x").unwrap();
+    for choice in backends() {
+        tokio_uring::start(async {
+            let dir = builder(choice).open(root).await.unwrap();
+            let at = dir.handle();
+            let sizes: Vec<(Vec<u8>, u64)> = dir
+                .then(|entry| {
+                    let at = at.clone();
+                    async move {
+                        let entry = entry.unwrap();
+                        let meta = at.statx(&entry, STATX_SIZE).await.unwrap();
+                        (entry.file_name().as_bytes().to_vec(), meta.len())
+                    }
+                })
+                .collect()
+                .await;
+            assert_eq!(sizes.len(), 41);
+            for (name, len) in &sizes {
+                let std = fs::symlink_metadata(root.join(OsStr::from_bytes(name))).unwrap();
+                assert_eq!(*len, std.len(), "{name:?}");
+            }
+            // The Dir is gone; the handle still names and holds the directory.
+            let mut sub: Dir = at.open_at("sub").await.unwrap();
+            assert_eq!(sub.path(), root.join("sub"));
+            assert_eq!(sub.backend(), at.backend());
+            let inner = sub.next().await.unwrap().unwrap();
+            assert_eq!(inner.file_name(), "inner");
+            let own = at.metadata(STATX_BASIC_STATS | STATX_MNT_ID).await.unwrap();
+            assert_same(&own, root);
+            assert_eq!(at.file_id().unwrap(), own.file_id());
+            // The handle's descriptor serves direct calls too.
+            let sub_fd = syscall::open_dir_at(Some(at.as_fd()), c"sub").unwrap();
+            let sub_stx = syscall::statx(
+                Some(sub_fd.as_fd()),
+                c"",
+                libc::AT_EMPTY_PATH,
+                libc::STATX_INO,
+            )
+            .unwrap();
+            assert_eq!(
+                sub_stx.stx_ino,
+                fs::metadata(root.join("sub")).unwrap().ino()
+            );
+            let direct = syscall::statx(None, &path_cstr(root), 0, libc::STATX_MNT_ID).unwrap();
+            if direct.stx_mask & libc::STATX_MNT_ID != 0 {
+                assert_eq!(own.mount_id(), Some(direct.stx_mnt_id));
+            }
+            let no_mount = at.metadata(STATX_SIZE).await.unwrap();
+            if no_mount.mask() & STATX_MNT_ID == 0 {
+                assert_eq!(no_mount.mount_id(), None);
+            }
+
+            // A live handle keeps the descriptor open past `close`.
+            let dir = builder(choice).open(root).await.unwrap();
+            let handle = dir.handle();
+            let link = format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd());
+            dir.close().await.unwrap();
+            assert_eq!(fs::read_link(&link).unwrap(), root);
+            drop(handle);
+            assert_ne!(fs::read_link(&link).ok().as_deref(), Some(root));
+        });
+    }
+}
+
+fn path_cstr(path: &Path) -> std::ffi::CString {
+    std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap()
 }

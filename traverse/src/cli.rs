@@ -52,7 +52,7 @@ pub struct Opts {
     #[arg(long, default_value = "auto", value_parser = parse_engine)]
     engine: Engine,
 
-    /// Worker threads (threads, tokio) or directories in flight (uring).
+    /// Worker threads (threads, tokio, uring: a ring each).
     #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     jobs: Option<u32>,

@@ -77,9 +77,11 @@ pub enum Engine {
     /// Parallel walker on plain system calls (`getdents64` into a large
     /// buffer, `statx` relative to the directory descriptor).
     Threads,
-    /// io_uring: directories read with `Dir` (GETDENTS where the kernel has
-    /// it) and entries stat'ed with `IORING_OP_STATX`, many in flight.
-    /// Falls back to [`Engine::Threads`] when io_uring is unavailable.
+    /// io_uring: worker threads with a ring each; directories read with
+    /// `IORING_OP_GETDENTS` where the kernel has it (else `getdents64`),
+    /// entries stat'ed with `IORING_OP_STATX`, many in flight and
+    /// submitted in batches. Falls back to [`Engine::Threads`] when
+    /// io_uring is unavailable.
     Uring,
     /// `tokio::fs`, as the seed's baseline.
     Tokio,
@@ -319,11 +321,12 @@ impl WalkBuilder {
         self
     }
 
-    /// Worker threads (`threads`, `tokio`) or directories in flight
-    /// (`uring`); `std` always uses one. Capped so that every worker's
+    /// Worker threads (`threads`, `tokio`, and `uring`, each with its own
+    /// ring); `std` always uses one. Capped so that every worker's
     /// descriptors fit in `ulimit -n`. Without it, the threads engine
     /// starts with one thread per CPU and adds threads (up to 16 per CPU)
-    /// while its work waits for the disk.
+    /// while its work waits for the disk; the uring engine likewise, up to
+    /// 8 per CPU.
     pub fn jobs(&mut self, jobs: usize) -> &mut WalkBuilder {
         self.jobs = Some(jobs.max(1));
         self
@@ -386,7 +389,7 @@ impl WalkBuilder {
             // Start at the warm-cache optimum and let the walk add threads
             // while it waits for the disk.
             (Engine::Threads | Engine::Auto, None) => (cores(), cores() * COLD_THREADS_PER_CORE),
-            (Engine::Uring, None) => (uring::DEFAULT_IN_FLIGHT, uring::DEFAULT_IN_FLIGHT),
+            (Engine::Uring, None) => (cores(), cores() * uring::MAX_WORKERS_PER_CORE),
             (Engine::Tokio, None) => (cores(), cores()),
         };
         let (jobs, max_jobs) = (jobs.min(cap), max_jobs.min(cap));
@@ -438,7 +441,7 @@ impl Walk {
         self.config.engine
     }
 
-    /// Worker threads (at the start) or directories in flight.
+    /// Worker threads at the start.
     pub fn jobs(&self) -> usize {
         self.config.jobs
     }

@@ -378,6 +378,13 @@ impl FdBudget {
         self.free.load(Ordering::Acquire).max(0) as usize
     }
 
+    /// Takes up to `n` descriptors for an engine's own use for the rest
+    /// of the walk (the `uring` engine's further directories in flight);
+    /// returns how many it got.
+    pub fn take_up_to(&self, n: usize) -> usize {
+        (0..n).take_while(|_| self.take()).count()
+    }
+
     fn take(&self) -> bool {
         if self.free.fetch_sub(1, Ordering::AcqRel) > 0 {
             true

@@ -1,314 +1,1211 @@
-//! The `uring` engine: one thread, one io_uring, many operations in flight.
+//! The `uring` engine: worker threads, each with its own io_uring.
 //!
-//! Directories are read with `tokio_uring_getdents::fs::Dir` (the kernel's
-//! GETDENTS where it has it, `getdents64` on a thread otherwise) and
-//! entries are stat'ed with `IORING_OP_STATX` relative to the directory's
-//! descriptor. Up to `jobs` directories are read at once, and at most
-//! [`STATX_IN_FLIGHT`] stats are in flight in all. io_uring runs every
-//! STATX (and GETDENTS) in an io-wq worker thread, and the kernel starts a
-//! worker per blocked request; bounding what is in flight bounds those
-//! workers, and bounding open directories keeps descriptors in `ulimit -n`.
+//! Each worker walks depth-first from its own stack, as the `threads`
+//! engine's do, and shares the same node type ([`DirNode`]: descriptors
+//! kept for queued children within the [`FdBudget`](crate::node::FdBudget)),
+//! the same per-entry rule ([`Worker::entry`]) and the same hard-link
+//! shortcut ([`Links`]). What differs is how a worker waits: it keeps
+//! several directories in flight and hands their entries' stats to its
+//! ring as `IORING_OP_STATX`, up to [`QUEUE`] at once, submitted in
+//! batches (one `io_uring_enter` carries every statx queued since the
+//! last) and reaped in batches (the worker sleeps until a quarter of what
+//! is in flight has completed). Directories are read with the kernel's
+//! `IORING_OP_GETDENTS` where it has it (chained by `d_off`), else with
+//! `getdents64` on the worker itself.
 //!
-//! The shape follows the other engines: a directory waiting to be read
-//! holds its parent's `Dir` while the descriptor budget allows, or is
-//! reopened by `open_at` from the nearest ancestor that kept one.
+//! The kernel runs every STATX (and GETDENTS) in an io-wq worker of the
+//! submitting thread. The first ring a thread creates sizes its bounded
+//! io-wq pool, so each worker creates its own ring and then sets the pool
+//! explicitly (`IORING_REGISTER_IOWQ_MAX_WORKERS`): [`IOWQ_WARM`] workers
+//! while nothing has blocked, [`IOWQ_COLD`] once a directory read blocked
+//! on the disk. A cold cache also starts more walker threads (each with
+//! its own ring), as the `threads` engine does, and stats the entries of a
+//! large directory in inode order.
 
-use std::cell::{Cell, RefCell};
-use std::ffi::{CStr, OsStr};
+use std::cell::UnsafeCell;
 use std::io;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::rc::Rc;
-use std::sync::{mpsc, Arc};
+use std::mem::MaybeUninit;
+use std::ops::Range;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::Scope;
+use std::time::{Duration, Instant};
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
-use tokio_uring_getdents::fs::{Dir, DirBuilder, Metadata};
-use tokio_uring_getdents::PathError;
+use io_uring_getdents::dirent::DirentIter;
+use io_uring_getdents::io_uring::{opcode, types, IoUring};
+use io_uring_getdents::opcode::GetDents;
+use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{Event, Forward, Shared, Worker};
-use crate::node::{DirId, DirNode, Ent};
-use crate::sys::{Stat, STATX_MASK};
+use crate::engine::{Shared, Worker};
+use crate::links::{self, Links};
+use crate::node::{Cursor, DirNode, Ent};
+use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
 use crate::totals::Accumulator;
-use crate::{Error, Op, VisitorBuilder};
+use crate::{Op, VisitorBuilder};
 
-/// Directories read at once by default.
-pub(crate) const DEFAULT_IN_FLIGHT: usize = 8;
+/// Walker threads per CPU the engine may grow to on a cold cache: without
+/// GETDENTS a walker reads each directory itself, blocked while the disk
+/// reads it, so cold walks need walkers to overlap those reads (2 walkers
+/// took 1.7x the time of 16 on the cold Linux tree).
+pub(crate) const MAX_WORKERS_PER_CORE: usize = 8;
 
-/// Stats in flight in all directories together.
-const STATX_IN_FLIGHT: usize = 128;
+/// Directories a worker keeps in flight (reading or stat'ing) when the
+/// descriptor budget allows: enough small directories to keep [`QUEUE`]
+/// stats queued.
+const DIRS_PER_WORKER: usize = 8;
 
-/// Bytes per directory read (each directory being read holds one buffer).
-const BUF_LEN: usize = 256 * 1024;
+/// Stats in flight per ring, and its submission queue's size.
+const QUEUE: usize = 256;
 
-/// Submission queue entries of the ring.
-const RING_ENTRIES: u32 = 256;
+/// Bounded io-wq workers per ring while the cache is warm: a warm statx
+/// never blocks, so more workers than CPUs only switch between each other
+/// (2, 4 and 8 cost the same CPU on the warm Linux tree).
+const IOWQ_WARM: u32 = 2;
+
+/// Bounded io-wq workers per ring once a read blocked: each blocked statx
+/// holds a worker while the disk reads the inode (2 to 16 per ring, with
+/// 8 to 64 walkers, gave the same cold times on the Linux tree within the
+/// noise of a shared machine).
+const IOWQ_COLD: u32 = 8;
+
+/// Bytes per `getdents64` call (the fallback reader), as the `threads`
+/// engine.
+const READ_BUF: usize = 1 << 20;
+
+/// Bytes per GETDENTS read; each directory being read holds one.
+const GETDENTS_BUF: usize = 64 * 1024;
+
+/// Entries per chunk of a large directory handed to another worker.
+const CHUNK: usize = 2048;
+
+/// A directory read (`getdents64` to the end) slower than this that also
+/// blocked means the disk is being read: the cache is cold. A warm read
+/// of a directory of a few thousand entries takes tens of microseconds.
+const SLOW_READ: Duration = Duration::from_micros(200);
+
+/// A GETDENTS completion slower than this means the cache is cold (a warm
+/// one takes tens of microseconds).
+const SLOW_GETDENTS: Duration = Duration::from_millis(1);
+
+/// Marks a completion's `user_data` as a directory read (else a statx).
+const READ_TAG: u64 = 1 << 63;
 
 /// Whether io_uring can be set up at all (not disabled by the
 /// `kernel.io_uring_disabled` sysctl or a seccomp filter); the reason when
-/// not.
+/// not. The probe ring lives on the calling thread, never on a walker.
 pub(crate) fn available() -> Result<(), String> {
-    match io_uring_getdents::io_uring::IoUring::new(2) {
+    match IoUring::new(2) {
         Ok(_) => Ok(()),
         Err(e) => Err(format!("io_uring_setup failed: {e}")),
     }
 }
 
-/// A directory of the walk, as [`DirNode`] is for the other engines but
-/// holding a [`Dir`] and living on one thread.
-struct UNode {
-    /// Its name and path (for messages and listings).
-    path: Arc<DirNode>,
-    parent: Option<Rc<UNode>>,
-    name: Box<[u8]>,
-    dir: RefCell<Option<Rc<Dir>>>,
-    pending: Cell<usize>,
-}
-
-/// State shared by the directory futures.
-struct Ctx<'a> {
+/// The workers and what they share.
+struct Pool<'a> {
     shared: &'a Shared,
-    builder: DirBuilder,
-    /// Descriptors left for parents with children still to open.
-    fd_budget: Cell<isize>,
-    /// Stats that may still be submitted.
-    statx_free: Cell<usize>,
-    tx: mpsc::Sender<Event>,
+    visitors: &'a dyn VisitorBuilder,
+    queue: Queue<Work>,
+    /// Workers counted as running (started, or about to start).
+    running: AtomicUsize,
+    total: Mutex<Accumulator>,
+    /// Hard-linked inodes stat'ed so far; `None` when every name must be
+    /// stat'ed anyway (listing, `--count-links`).
+    links: Option<Links>,
+    /// The GETDENTS opcode when the kernel has it.
+    getdents: Option<u8>,
+    /// Directories each worker may keep in flight (descriptors allowing).
+    dirs_per_worker: usize,
+    /// Set once a read blocked on the disk.
+    cold: AtomicBool,
 }
 
-/// The errno of an error from the Dir crate, without the path it already
-/// names (ours adds its own).
-fn plain(err: io::Error) -> io::Error {
-    let code = err
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<PathError>())
-        .and_then(PathError::raw_os_error);
-    match code {
-        Some(code) => io::Error::from_raw_os_error(code),
-        None => err,
-    }
-}
-
-impl UNode {
-    fn name(&self) -> &OsStr {
-        OsStr::from_bytes(&self.name)
-    }
-
-    /// Opens this directory relative to its parent and tells the parent,
-    /// which drops its `Dir` after its last child.
-    async fn open(&self, ctx: &Ctx<'_>) -> io::Result<Dir> {
-        let Some(parent) = &self.parent else {
-            return ctx.builder.open(self.name()).await.map_err(plain);
-        };
-        let result = match parent.descriptor(ctx).await {
-            Ok(pdir) => ctx.builder.open_at(&pdir, self.name()).await.map_err(plain),
-            Err(e) => Err(e),
-        };
-        parent.pending.set(parent.pending.get() - 1);
-        if parent.pending.get() == 0 && parent.dir.borrow_mut().take().is_some() {
-            ctx.fd_budget.set(ctx.fd_budget.get() + 1);
-        }
-        result
-    }
-
-    /// The kept `Dir`, or one opened down from the nearest ancestor that
-    /// kept one (the root by its path).
-    async fn descriptor(&self, ctx: &Ctx<'_>) -> io::Result<Rc<Dir>> {
-        if let Some(dir) = self.dir.borrow().clone() {
-            return Ok(dir);
-        }
-        let mut chain = vec![self];
-        let mut base = None;
-        let mut cur = self;
-        while let Some(parent) = &cur.parent {
-            if let Some(dir) = parent.dir.borrow().clone() {
-                base = Some(dir);
-                break;
-            }
-            chain.push(parent);
-            cur = parent;
-        }
-        let mut dir = base;
-        for node in chain.iter().rev() {
-            let next = match &dir {
-                Some(parent) => ctx.builder.open_at(parent, node.name()).await,
-                None => ctx.builder.open(node.name()).await,
-            };
-            dir = Some(Rc::new(next.map_err(plain)?));
-        }
-        Ok(dir.expect("the chain holds at least this node"))
-    }
-
-    /// Keeps `dir` for `children` subdirectories if the budget allows.
-    fn keep(&self, dir: Dir, children: usize, ctx: &Ctx<'_>) {
-        self.pending.set(children);
-        if children > 0 && ctx.fd_budget.get() > 0 {
-            ctx.fd_budget.set(ctx.fd_budget.get() - 1);
-            *self.dir.borrow_mut() = Some(Rc::new(dir));
-        }
-    }
-}
-
-fn stat_of(meta: &Metadata) -> Stat {
-    Stat {
-        mode: meta.mode(),
-        nlink: u64::from(meta.nlink()),
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
-        blocks: meta.blocks(),
-        mnt_id: None,
-        mount_root: None,
-    }
-}
-
-/// Walks below `root` (already counted) on a tokio-uring runtime.
+/// Walks below `root` (already counted) with `shared.config.jobs` worker
+/// threads, each with its own ring, and more (up to `max_jobs`) when
+/// directory reads wait for the disk.
 pub(crate) fn walk(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     root: Arc<DirNode>,
     visitors: &dyn VisitorBuilder,
 ) -> Accumulator {
-    let mut total = Accumulator::new(shared.config.count_links);
-    let mut visitor = visitors.build();
-    let mut builder = tokio_uring::builder();
-    builder.entries(RING_ENTRIES);
-    let runtime = match tokio_uring::Runtime::new(&builder) {
-        Ok(rt) => rt,
-        Err(cause) => {
-            visitor.error(Error::new(root.path(), Op::Read, cause));
-            total.totals.errors += 1;
-            return total;
-        }
-    };
-    let (tx, rx) = mpsc::channel();
-    let ctx = Ctx {
+    let max = shared.config.max_jobs;
+    // Beyond the one each worker's reserve covers, every further
+    // directory in flight holds a descriptor of the budget; half of it at
+    // most, the rest stays for parents kept open for their children.
+    let want = ((DIRS_PER_WORKER - 1) * max).min(shared.budget.available() / 2);
+    let extra = shared.budget.take_up_to(want);
+    let pool = Pool {
         shared,
-        builder: DirBuilder::new().buffer_size(BUF_LEN),
-        // The runtime's ring is one more descriptor, and the blocking
-        // pool of the fallback backend may hold a few; the shared budget
-        // reserves room for both.
-        fd_budget: Cell::new(shared.budget.available() as isize),
-        statx_free: Cell::new(STATX_IN_FLIGHT),
-        tx,
+        visitors,
+        queue: Queue::new(vec![Work::Dir(root, Some(shared.root_dev))]),
+        running: AtomicUsize::new(0),
+        total: Mutex::new(Accumulator::new(shared.config.count_links)),
+        links: if shared.config.list || shared.config.count_links {
+            None
+        } else {
+            Links::new()
+        },
+        getdents: io_uring_getdents::detect::cached().opcode(),
+        dirs_per_worker: 1 + extra / max,
+        cold: AtomicBool::new(false),
     };
-    let root_name = root.path().into_os_string().into_vec().into_boxed_slice();
-    let root = Rc::new(UNode {
-        path: root,
-        parent: None,
-        name: root_name,
-        dir: RefCell::new(None),
-        pending: Cell::new(0),
-    });
-    runtime.block_on(async {
-        let mut reading = FuturesUnordered::new();
-        let mut stack = vec![root];
-        loop {
-            while reading.len() < shared.config.jobs && !shared.interrupted() {
-                let Some(node) = stack.pop() else { break };
-                reading.push(read_dir(&ctx, node));
-            }
-            let Some((acc, children)) = reading.next().await else {
-                break;
-            };
-            total.merge(acc);
-            stack.extend(children);
-            for event in rx.try_iter() {
-                event.deliver(visitor.as_mut());
+    std::thread::scope(|scope| {
+        let mut started = 0;
+        for _ in 0..shared.config.jobs {
+            pool.running.fetch_add(1, Ordering::AcqRel);
+            if spawn(&pool, scope) {
+                started += 1;
+            } else {
+                pool.not_started();
             }
         }
+        if started == 0 {
+            // Not even one thread: walk on this one.
+            pool.running.store(1, Ordering::Release);
+            run(&pool, scope);
+        }
     });
-    total
+    pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Reads one directory and stats its entries, many at once; returns the
-/// totals and the subdirectories.
-async fn read_dir(ctx: &Ctx<'_>, node: Rc<UNode>) -> (Accumulator, Vec<Rc<UNode>>) {
-    let shared = ctx.shared;
-    let mut worker = Worker::new(shared, Box::new(Forward(ctx.tx.clone())));
-    let mut children = Vec::new();
-    worker.enter(&node.path);
-    let mut dir = match node.open(ctx).await {
-        Ok(dir) => dir,
-        Err(cause) => {
-            worker.dir_error(Op::Open, cause);
-            worker.leave(shared);
-            return (worker.into_accumulator(), children);
-        }
-    };
-    // Names are copied into one buffer (with a NUL after each) rather than
-    // kept as `DirEntry`s, which would pin every read buffer of a huge
-    // directory until its last stat.
-    let mut names: Vec<u8> = Vec::new();
-    let mut ents: Vec<Ent> = Vec::new();
-    while let Some(entry) = dir.next().await {
-        match entry {
-            Ok(entry) => {
-                ents.push(Ent::push(
-                    &mut names,
-                    entry.ino(),
-                    entry.file_name().as_bytes(),
-                    entry.file_type().d_type(),
-                ));
-            }
-            Err(cause) => {
-                worker.dir_error(Op::Read, plain(cause));
-                break;
-            }
-        }
-        if shared.interrupted() {
-            break;
+impl Pool<'_> {
+    /// A worker counted in `running` could not start: fewer threads, then.
+    fn not_started(&self) {
+        self.queue.uncount(&self.running);
+    }
+}
+
+/// Starts a worker thread (already counted in `running`); false if the
+/// system refused the thread.
+fn spawn<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) -> bool {
+    std::thread::Builder::new()
+        .name("traverse-uring".into())
+        .spawn_scoped(scope, move || run(pool, scope))
+        .is_ok()
+}
+
+/// One worker, on the calling thread, until the walk is over.
+fn run<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) {
+    let _exit = Exit(pool);
+    let mut walker = Walker::new(pool);
+    walker.run(scope);
+    let acc = walker.finish();
+    pool.total
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .merge(acc);
+}
+
+/// Ends the walk for every worker when one panics, so none waits forever
+/// for it (the panic then reaches the caller when the scope ends).
+struct Exit<'a>(&'a Pool<'a>);
+
+impl Drop for Exit<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut st = self.0.queue.lock();
+            st.done = true;
+            self.0.queue.ready.notify_all();
         }
     }
-    if shared.inode_order(ents.len()) {
-        ents.sort_unstable_by_key(|e| e.ino);
+}
+
+/// A unit of work.
+enum Work {
+    /// Read this directory (on this device, if known) and stat its entries.
+    Dir(Arc<DirNode>, Option<u64>),
+    /// Stat these entries of a large directory read by another worker.
+    Chunk(Arc<Batch>, Range<usize>),
+}
+
+/// A directory's entries, once read.
+struct Batch {
+    dir: Arc<DirNode>,
+    fd: Arc<OwnedFd>,
+    names: Vec<u8>,
+    ents: Vec<Ent>,
+    /// The directory's device, if its `d_ino`s can be trusted.
+    link_dev: Option<u64>,
+    /// Parts not yet done: the reader's own and the chunks handed out;
+    /// the last one drops the directory's hold ([`DirNode::hold`]).
+    left: AtomicUsize,
+}
+
+struct State<T> {
+    stack: Vec<T>,
+    /// Workers waiting for work; when all are, the walk is over.
+    idle: usize,
+    done: bool,
+}
+
+/// The shared stack: work a worker gives away when another one waits.
+struct Queue<T> {
+    state: Mutex<State<T>>,
+    ready: Condvar,
+    /// Workers waiting, read without the lock to know when to give work.
+    hungry: AtomicUsize,
+    /// The stack's length, read without the lock before taking from it.
+    len: AtomicUsize,
+}
+
+impl<T> Queue<T> {
+    fn new(stack: Vec<T>) -> Queue<T> {
+        Queue {
+            len: AtomicUsize::new(stack.len()),
+            state: Mutex::new(State {
+                stack,
+                idle: 0,
+                done: false,
+            }),
+            ready: Condvar::new(),
+            hungry: AtomicUsize::new(0),
+        }
     }
-    let cname = |ent: &Ent| ent.name(&names);
-    let mut stats = FuturesUnordered::new();
-    let mut next = ents.iter();
-    loop {
-        // Submit stats while the global bound allows; entries that need
-        // none are counted right away.
-        while !shared.interrupted() {
-            if ctx.statx_free.get() == 0 && !stats.is_empty() {
-                break;
+
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn share(&self, work: impl IntoIterator<Item = T>) {
+        let mut st = self.lock();
+        let before = st.stack.len();
+        st.stack.extend(work);
+        self.len.store(st.stack.len(), Ordering::Relaxed);
+        match (st.idle, st.stack.len() - before) {
+            (0, _) | (_, 0) => {}
+            (1, _) | (_, 1) => self.ready.notify_one(),
+            _ => self.ready.notify_all(),
+        }
+    }
+
+    /// Gives the older half of `own` away if a worker waits.
+    fn offer(&self, own: &mut Vec<T>) {
+        if own.len() > 1 && self.hungry.load(Ordering::Relaxed) > 0 {
+            let half = own.len() / 2;
+            self.share(own.drain(..half));
+        }
+    }
+
+    /// Work from the shared stack if there is some, without waiting.
+    fn try_take(&self) -> Option<T> {
+        if self.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut st = self.lock();
+        let work = st.stack.pop();
+        self.len.store(st.stack.len(), Ordering::Relaxed);
+        work
+    }
+
+    /// Work from the shared stack, waiting for some; `None` when the walk
+    /// is over (every one of `workers` waits) or `interrupted()`.
+    fn take(&self, interrupted: impl Fn() -> bool, workers: &AtomicUsize) -> Option<T> {
+        let mut st = self.lock();
+        loop {
+            if st.done {
+                return None;
             }
-            let Some(ent) = next.next() else { break };
-            let name = cname(ent);
-            if !shared.needs_stat(ent.d_type) {
-                if worker.entry(shared, name.to_bytes(), ent.d_type, None) {
-                    children.push(child(&node, name, None));
+            if interrupted() {
+                st.done = true;
+                st.stack.clear();
+                self.len.store(0, Ordering::Relaxed);
+                self.ready.notify_all();
+                return None;
+            }
+            if let Some(work) = st.stack.pop() {
+                self.len.store(st.stack.len(), Ordering::Relaxed);
+                return Some(work);
+            }
+            st.idle += 1;
+            // A new worker is counted before it starts, by a busy one, so
+            // this cannot end the walk too early.
+            if st.idle >= workers.load(Ordering::Acquire) {
+                st.done = true;
+                self.ready.notify_all();
+                return None;
+            }
+            self.hungry.store(st.idle, Ordering::Relaxed);
+            st = self.ready.wait(st).unwrap_or_else(|p| p.into_inner());
+            st.idle -= 1;
+            self.hungry.store(st.idle, Ordering::Relaxed);
+        }
+    }
+
+    /// One worker fewer in `workers` (one that never started). Waiting
+    /// workers recount, under the lock, so that one that went idle while it
+    /// was counted does not wait for it forever.
+    fn uncount(&self, workers: &AtomicUsize) {
+        let _st = self.lock();
+        workers.fetch_sub(1, Ordering::AcqRel);
+        self.ready.notify_all();
+    }
+}
+
+/// A directory in flight on one worker.
+struct Active {
+    dir: Arc<DirNode>,
+    phase: Phase,
+    /// Operations of this directory in the ring.
+    pending: usize,
+}
+
+enum Phase {
+    /// Being read with GETDENTS.
+    Reading(Reading),
+    /// Entries `next..end` of `batch` still to submit.
+    Stating {
+        batch: Arc<Batch>,
+        next: usize,
+        end: usize,
+    },
+    /// Only while [`Walker::begin_stating`] moves from one to the other.
+    Switching,
+}
+
+struct Reading {
+    fd: Arc<OwnedFd>,
+    link_dev: Option<u64>,
+    names: Vec<u8>,
+    ents: Vec<Ent>,
+    /// The kernel writes here until the completion arrives.
+    buf: Box<[UnsafeCell<u8>]>,
+    offset: u64,
+    submitted: Instant,
+    done: bool,
+}
+
+/// One statx result, written by the kernel.
+type StatxBuf = UnsafeCell<MaybeUninit<libc::statx>>;
+
+/// One worker thread: its ring, its directories in flight, its stack.
+struct Walker<'p> {
+    pool: &'p Pool<'p>,
+    worker: Worker<'p>,
+    /// `None` when no ring could be set up (then every stat is a direct
+    /// `statx`, as in the `threads` engine).
+    ring: Option<IoUring>,
+    /// Operations pushed to the ring and not yet completed.
+    in_flight: usize,
+    /// Statx results, one per slot; `slots[i]` says whose.
+    bufs: Box<[StatxBuf]>,
+    slots: Vec<(usize, usize)>,
+    free: Vec<usize>,
+    active: Vec<Option<Active>>,
+    live: usize,
+    /// The active directory `worker` has entered.
+    current: Option<usize>,
+    own: Vec<Work>,
+    read_buf: Vec<u8>,
+    /// Devices seen, and whether their `d_ino`s are inode numbers.
+    trust: Vec<(u64, bool)>,
+    /// The directory this walker opened last (see [`Cursor`]).
+    cursor: Cursor,
+    /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
+    cold: bool,
+}
+
+/// The ring of one worker: created on its own thread, so the io-wq pool
+/// it sizes is that thread's.
+fn new_ring() -> io::Result<IoUring> {
+    let ring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(QUEUE as u32)
+        .or_else(|_| IoUring::new(QUEUE as u32))?;
+    set_iowq(&ring, IOWQ_WARM);
+    Ok(ring)
+}
+
+/// Caps this thread's bounded io-wq pool at `n` workers (unbounded left as
+/// is); a kernel without the call (before 5.15) keeps its default.
+fn set_iowq(ring: &IoUring, n: u32) {
+    let mut max = [n, 0];
+    let _ = ring.submitter().register_iowq_max_workers(&mut max);
+}
+
+impl<'p> Walker<'p> {
+    fn new(pool: &'p Pool<'p>) -> Walker<'p> {
+        Walker {
+            pool,
+            worker: Worker::new(pool.shared, pool.visitors.build()),
+            ring: new_ring().ok(),
+            in_flight: 0,
+            // Zeroed, not left uninitialised: valgrind does not see the
+            // kernel's writes through io_uring, and would flag every read
+            // of a result as uninitialised.
+            bufs: (0..QUEUE)
+                .map(|_| UnsafeCell::new(MaybeUninit::zeroed()))
+                .collect(),
+            slots: vec![(0, 0); QUEUE],
+            free: (0..QUEUE).rev().collect(),
+            active: Vec::new(),
+            live: 0,
+            current: None,
+            own: Vec::new(),
+            read_buf: Vec::new(),
+            trust: Vec::new(),
+            cursor: Cursor::default(),
+            cold: false,
+        }
+    }
+
+    /// The worker's totals, once every operation has completed.
+    fn finish(mut self) -> Accumulator {
+        self.drain();
+        let worker = std::mem::replace(
+            &mut self.worker,
+            Worker::new(self.pool.shared, Box::new(crate::Ignore)),
+        );
+        worker.into_accumulator()
+    }
+
+    fn run<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
+        let pool = self.pool;
+        let shared = pool.shared;
+        loop {
+            if shared.interrupted() {
+                self.drain();
+                pool.queue.take(|| shared.interrupted(), &pool.running);
+                return;
+            }
+            self.catch_cold();
+            // More directories in flight, from the own stack first.
+            while self.live < pool.dirs_per_worker {
+                let Some(work) = self.own.pop().or_else(|| pool.queue.try_take()) else {
+                    break;
+                };
+                self.start(work, scope);
+            }
+            self.fill();
+            pool.queue.offer(&mut self.own);
+            if self.in_flight == 0 {
+                if self.live > 0 || !self.own.is_empty() {
+                    continue;
+                }
+                match pool.queue.take(|| shared.interrupted(), &pool.running) {
+                    Some(work) => self.own.push(work),
+                    None => return,
                 }
                 continue;
             }
-            ctx.statx_free.set(ctx.statx_free.get().saturating_sub(1));
-            let pending = dir.statx(OsStr::from_bytes(name.to_bytes()), STATX_MASK);
-            stats.push(async move { (name, ent.d_type, pending.await) });
-        }
-        let Some((name, d_type, result)) = stats.next().await else {
-            break;
-        };
-        ctx.statx_free.set(ctx.statx_free.get() + 1);
-        match result {
-            Ok(meta) => {
-                let st = stat_of(&meta);
-                if worker.entry(shared, name.to_bytes(), d_type, Some(&st)) {
-                    children.push(child(&node, name, Some(st.id())));
-                }
-            }
-            Err(cause) => worker.entry_error(name.to_bytes(), Op::Stat, plain(cause)),
+            self.wait(scope);
         }
     }
-    drop(stats);
-    node.keep(dir, children.len(), ctx);
-    worker.leave(shared);
-    (worker.into_accumulator(), children)
+
+    /// Raises this ring's io-wq pool once any worker saw the disk.
+    fn catch_cold(&mut self) {
+        if !self.cold && self.pool.cold.load(Ordering::Relaxed) {
+            self.cold = true;
+            if let Some(ring) = &self.ring {
+                set_iowq(ring, IOWQ_COLD);
+            }
+        }
+    }
+
+    /// The cache is cold: more io-wq workers, and one more walker.
+    fn went_cold<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
+        self.pool.cold.store(true, Ordering::Relaxed);
+        self.catch_cold();
+        let pool = self.pool;
+        let max = pool.shared.config.max_jobs;
+        let grown = pool
+            .running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok();
+        if grown && !spawn(pool, scope) {
+            pool.not_started();
+        }
+    }
+
+    /// Makes `ai` the directory the worker's messages and listing are for.
+    fn focus(&mut self, ai: usize) {
+        if self.current != Some(ai) {
+            if self.current.is_some() {
+                self.worker.leave(self.pool.shared);
+            }
+            let dir = &self.active[ai].as_ref().expect("a live directory").dir;
+            self.worker.enter(dir);
+            self.current = Some(ai);
+        }
+    }
+
+    fn unfocus(&mut self) {
+        if self.current.take().is_some() {
+            self.worker.leave(self.pool.shared);
+        }
+    }
+
+    fn insert(&mut self, active: Active) -> usize {
+        self.live += 1;
+        match self.active.iter().position(Option::is_none) {
+            Some(i) => {
+                self.active[i] = Some(active);
+                i
+            }
+            None => {
+                self.active.push(Some(active));
+                self.active.len() - 1
+            }
+        }
+    }
+
+    /// `dev` if the directory `fd` on it has trustworthy `d_ino`s.
+    fn link_dev(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> Option<u64> {
+        self.pool.links.as_ref()?;
+        let dev = dev?;
+        let trusted = match self.trust.iter().find(|(d, _)| *d == dev) {
+            Some(&(_, trusted)) => trusted,
+            None => {
+                let trusted = sys::fs_type(fd).is_ok_and(links::trusts_d_ino);
+                self.trust.push((dev, trusted));
+                trusted
+            }
+        };
+        trusted.then_some(dev)
+    }
+
+    /// Puts a unit of work in flight: opens and reads a directory (or
+    /// starts reading it with GETDENTS), or takes a chunk.
+    fn start<'scope>(&mut self, work: Work, scope: &'scope Scope<'scope, 'p>) {
+        let shared = self.pool.shared;
+        let (dir, dev) = match work {
+            Work::Chunk(batch, range) => {
+                let active = Active {
+                    dir: Arc::clone(&batch.dir),
+                    phase: Phase::Stating {
+                        next: range.start,
+                        end: range.end,
+                        batch,
+                    },
+                    pending: 0,
+                };
+                self.insert(active);
+                return;
+            }
+            Work::Dir(dir, dev) => (dir, dev),
+        };
+        let fd = match dir.open(sys::open_dir, &shared.budget, &mut self.cursor) {
+            Ok(fd) => fd,
+            Err(cause) => {
+                self.unfocus();
+                self.worker.enter(&dir);
+                self.worker.dir_error(Op::Open, cause);
+                self.worker.leave(shared);
+                return;
+            }
+        };
+        let link_dev = self.link_dev(dev, fd.as_fd());
+        if let (Some(code), Some(_)) = (self.pool.getdents, &self.ring) {
+            let reading = Reading {
+                fd,
+                link_dev,
+                names: Vec::new(),
+                ents: Vec::new(),
+                buf: (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect(),
+                offset: 0,
+                submitted: Instant::now(),
+                done: false,
+            };
+            let ai = self.insert(Active {
+                dir,
+                phase: Phase::Reading(reading),
+                pending: 0,
+            });
+            self.submit_read(ai, code);
+            return;
+        }
+        // No GETDENTS: read it whole here, and see whether that blocked
+        // (while that can still change something).
+        let watch =
+            !self.cold || self.pool.running.load(Ordering::Relaxed) < shared.config.max_jobs;
+        let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
+        let (names, ents, error) = self.read_all(fd.as_fd());
+        let blocked = before.is_some_and(|(t0, switches)| {
+            t0.elapsed() > SLOW_READ && sys::voluntary_switches() > switches
+        });
+        if blocked {
+            self.went_cold(scope);
+        }
+        let ai = self.insert(Active {
+            dir,
+            phase: Phase::Reading(Reading {
+                fd,
+                link_dev,
+                names,
+                ents,
+                buf: Box::default(),
+                offset: 0,
+                submitted: Instant::now(),
+                done: true,
+            }),
+            pending: 0,
+        });
+        if let Some(cause) = error {
+            self.focus(ai);
+            self.worker.dir_error(Op::Read, cause);
+        }
+        self.begin_stating(ai, blocked);
+    }
+
+    /// Reads the directory `fd` to its end with `getdents64`: its names,
+    /// its entries, and the error that stopped the reading, if any.
+    fn read_all(&mut self, fd: BorrowedFd<'_>) -> (Vec<u8>, Vec<Ent>, Option<io::Error>) {
+        let (mut names, mut ents) = (Vec::new(), Vec::new());
+        let error = self.read_rest(fd, &mut names, &mut ents).err();
+        (names, ents, error)
+    }
+
+    /// Reads the directory `fd` from its position to its end with
+    /// `getdents64`, appending to `names`/`ents`.
+    fn read_rest(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        names: &mut Vec<u8>,
+        ents: &mut Vec<Ent>,
+    ) -> io::Result<()> {
+        if self.read_buf.is_empty() {
+            self.read_buf = vec![0; READ_BUF];
+        }
+        while !self.pool.shared.interrupted() {
+            let n = getdents64(fd, &mut self.read_buf)?;
+            if n == 0 {
+                break;
+            }
+            push_entries(&self.read_buf[..n], names, ents)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the rest of the directory `ai`, whose GETDENTS was cancelled,
+    /// here with `getdents64`, from where GETDENTS stopped.
+    fn read_here(&mut self, ai: usize) -> Option<io::Error> {
+        let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("only a directory being read is read")
+        };
+        let fd = Arc::clone(&r.fd);
+        let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
+        let offset = libc::off_t::try_from(r.offset).unwrap_or(libc::off_t::MAX);
+        // SAFETY: lseek on a descriptor this directory owns; no memory.
+        let sought = unsafe { libc::lseek(fd.as_raw_fd(), offset, libc::SEEK_SET) };
+        let error = if sought < 0 {
+            Some(io::Error::last_os_error())
+        } else {
+            self.read_rest(fd.as_fd(), &mut names, &mut ents).err()
+        };
+        if let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.active[ai]
+        {
+            (r.names, r.ents, r.done) = (names, ents, true);
+        }
+        error
+    }
+
+    /// Queues the next GETDENTS of the directory `ai`.
+    fn submit_read(&mut self, ai: usize, code: u8) {
+        let Some(Active {
+            phase: Phase::Reading(r),
+            pending,
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("only a directory being read is read")
+        };
+        let sqe = GetDents::new(
+            types::Fd(r.fd.as_raw_fd()),
+            UnsafeCell::raw_get(r.buf.as_ptr()),
+            r.buf.len() as u32,
+        )
+        .offset(r.offset)
+        .opcode(code)
+        .build()
+        .user_data(READ_TAG | ai as u64);
+        r.submitted = Instant::now();
+        *pending += 1;
+        // SAFETY: the buffer and the descriptor belong to the active
+        // directory `ai`, which is not dropped while `pending` counts this
+        // read, nor before every operation has completed (`drain`).
+        unsafe { self.push(&sqe) };
+    }
+
+    /// A GETDENTS of `ai` completed with `res`.
+    fn on_read<'scope>(&mut self, ai: usize, res: i32, scope: &'scope Scope<'scope, 'p>) {
+        let code = self
+            .pool
+            .getdents
+            .expect("reads are submitted only with GETDENTS");
+        let interrupted = self.pool.shared.interrupted();
+        let Some(Active {
+            phase: Phase::Reading(r),
+            pending,
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("a read completes on a directory being read")
+        };
+        *pending -= 1;
+        let slow = r.submitted.elapsed() > SLOW_GETDENTS;
+        let mut error = None;
+        if res == -libc::ECANCELED {
+            // io-wq could not start a worker (`ulimit -u`): read it here.
+            error = self.read_here(ai);
+        } else if res < 0 {
+            error = Some(io::Error::from_raw_os_error(-res));
+        } else if res == 0 || interrupted {
+            r.done = true;
+        } else {
+            let len = (res as usize).min(r.buf.len());
+            // SAFETY: the completion has arrived, so the kernel no longer
+            // writes to the buffer; it wrote `res` bytes (at most its
+            // length).
+            let bytes =
+                unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
+            match push_entries(bytes, &mut r.names, &mut r.ents) {
+                // A position that does not move would read the same
+                // records for ever.
+                Ok(Some(offset)) if offset != r.offset => r.offset = offset,
+                Ok(_) => r.done = true,
+                Err(bad) => error = Some(bad),
+            }
+        }
+        if slow {
+            self.went_cold(scope);
+        }
+        if let Some(cause) = error {
+            if let Some(Active {
+                phase: Phase::Reading(r),
+                ..
+            }) = &mut self.active[ai]
+            {
+                r.done = true;
+            }
+            self.focus(ai);
+            self.worker.dir_error(Op::Read, cause);
+        }
+        let done =
+            matches!(&self.active[ai], Some(Active { phase: Phase::Reading(r), .. }) if r.done);
+        if done {
+            self.begin_stating(ai, slow || self.cold);
+        } else {
+            self.submit_read(ai, code);
+        }
+    }
+
+    /// The directory `ai` is read: its entries go to the stat phase, in
+    /// inode order when large and `cold`.
+    fn begin_stating(&mut self, ai: usize, cold: bool) {
+        let shared = self.pool.shared;
+        let active = self.active[ai].as_mut().expect("a live directory");
+        let Phase::Reading(r) = std::mem::replace(&mut active.phase, Phase::Switching) else {
+            unreachable!("only a directory being read begins its stats")
+        };
+        let Reading {
+            fd,
+            link_dev,
+            names,
+            mut ents,
+            ..
+        } = r;
+        if cold && shared.inode_order(ents.len()) {
+            ents.sort_unstable_by_key(|e| e.ino);
+        }
+        let end = ents.len();
+        // Held while its entries are stat'ed: each subdirectory goes to the
+        // stack as soon as its stat says so (counted in with
+        // `add_children`), not when the whole directory is done, so a cold
+        // walk reads it while its parent's other stats are in flight.
+        active.dir.hold(Arc::clone(&fd), &shared.budget);
+        active.phase = Phase::Stating {
+            batch: Arc::new(Batch {
+                dir: Arc::clone(&active.dir),
+                fd,
+                names,
+                ents,
+                link_dev,
+                left: AtomicUsize::new(1),
+            }),
+            next: 0,
+            end,
+        };
+    }
+
+    /// Pushes an operation to the ring, submitting what is queued when the
+    /// submission queue is full.
+    ///
+    /// # Safety
+    ///
+    /// Whatever `sqe` points to (buffers, names, the descriptor) must stay
+    /// valid until its completion is reaped.
+    unsafe fn push(&mut self, sqe: &io_uring_getdents::io_uring::squeue::Entry) {
+        let ring = self
+            .ring
+            .as_mut()
+            .expect("operations are pushed only with a ring");
+        loop {
+            // SAFETY: the caller keeps what the entry points to alive.
+            if unsafe { ring.submission().push(sqe) }.is_ok() {
+                break;
+            }
+            if let Err(e) = ring.submit() {
+                if !retry(&e) {
+                    panic!("io_uring_enter failed: {e}");
+                }
+            }
+        }
+        self.in_flight += 1;
+    }
+
+    /// Submits the stats of directories in flight while slots are free;
+    /// counts entries that need none; ends directories that are done.
+    fn fill(&mut self) {
+        for ai in 0..self.active.len() {
+            self.fill_one(ai);
+        }
+    }
+
+    fn fill_one(&mut self, ai: usize) {
+        let pool = self.pool;
+        let shared = pool.shared;
+        let Some(Active {
+            phase: Phase::Stating { batch, next, end },
+            ..
+        }) = &mut self.active[ai]
+        else {
+            return;
+        };
+        // A large directory: while another worker waits, the rest goes to
+        // it in chunks (in order, so workers read neighbouring inodes).
+        if *end - *next > 2 * CHUNK
+            && !shared.config.list
+            && pool.queue.hungry.load(Ordering::Relaxed) > 0
+        {
+            let own_end = *next + CHUNK;
+            let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
+            batch.left.fetch_add(starts.len(), Ordering::AcqRel);
+            let last = *end;
+            pool.queue.share(
+                starts
+                    .into_iter()
+                    .rev()
+                    .map(|start| Work::Chunk(Arc::clone(batch), start..(start + CHUNK).min(last))),
+            );
+            *end = own_end;
+        }
+        let batch = Arc::clone(batch);
+        let (mut i, end) = (*next, *end);
+        let links = pool.links.as_ref().zip(batch.link_dev);
+        while i < end {
+            if self.ring.is_some() && self.free.is_empty() {
+                break;
+            }
+            if i % 1024 == 1023 && shared.interrupted() {
+                i = end;
+                break;
+            }
+            let ent = batch.ents[i];
+            i += 1;
+            let cname = ent.name(&batch.names);
+            let name = cname.to_bytes();
+            if let Some((links, dev)) = links {
+                if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+                    && links.counted(dev, ent.ino, name)
+                {
+                    self.focus(ai);
+                    self.worker.entry(shared, name, ent.d_type, None);
+                    continue;
+                }
+            }
+            if !shared.needs_stat(ent.d_type) {
+                self.focus(ai);
+                if self.worker.entry(shared, name, ent.d_type, None) {
+                    let child = Work::Dir(DirNode::child(&batch.dir, cname), None);
+                    batch.dir.add_children(1);
+                    self.own.push(child);
+                }
+                continue;
+            }
+            if self.ring.is_none() {
+                let result = sys::statx(Some(batch.fd.as_fd()), cname);
+                self.stat_done(ai, &batch, i - 1, result);
+                continue;
+            }
+            let slot = self.free.pop().expect("a free slot, checked above");
+            self.slots[slot] = (ai, i - 1);
+            let sqe = opcode::Statx::new(
+                types::Fd(batch.fd.as_raw_fd()),
+                cname.as_ptr(),
+                self.bufs[slot].get().cast::<types::statx>(),
+            )
+            .flags(STATX_FLAGS)
+            .mask(STATX_MASK)
+            .build()
+            .user_data(slot as u64);
+            self.active[ai].as_mut().expect("live").pending += 1;
+            // SAFETY: the name lives in `batch`, held by the active
+            // directory `ai` (and its descriptor with it) until `pending`
+            // drops to zero; the result buffer is slot `slot`, not reused
+            // until this completion is reaped (`free`), and every operation
+            // completes before the buffers are dropped (`drain`).
+            unsafe { self.push(&sqe) };
+        }
+        if let Some(Active {
+            phase: Phase::Stating { next, .. },
+            pending,
+            ..
+        }) = &mut self.active[ai]
+        {
+            *next = i;
+            if i == end && *pending == 0 {
+                self.end_dir(ai);
+            }
+        }
+    }
+
+    /// Counts one stat'ed entry (entry `i` of `batch`, directory `ai`).
+    fn stat_done(&mut self, ai: usize, batch: &Batch, i: usize, result: io::Result<Stat>) {
+        let shared = self.pool.shared;
+        let cname = batch.ents[i].name(&batch.names);
+        self.focus(ai);
+        match result {
+            Ok(st) => {
+                if let (Some(links), Some(_)) = (&self.pool.links, batch.link_dev) {
+                    if st.is_hard_linked() {
+                        links.insert((st.dev, st.ino));
+                    }
+                }
+                let d_type = batch.ents[i].d_type;
+                if self
+                    .worker
+                    .entry(shared, cname.to_bytes(), d_type, Some(&st))
+                {
+                    let node = DirNode::child_with_id(&batch.dir, cname, Some(st.id()));
+                    let child = Work::Dir(node, Some(st.dev));
+                    batch.dir.add_children(1);
+                    self.own.push(child);
+                }
+            }
+            Err(cause) => self.worker.entry_error(cname.to_bytes(), Op::Stat, cause),
+        }
+    }
+
+    /// Every entry of `ai` is counted: the last part of its directory to
+    /// end drops the hold on the directory's descriptor (its children
+    /// keep it while they wait, see [`DirNode::hold`]).
+    fn end_dir(&mut self, ai: usize) {
+        if self.current == Some(ai) {
+            self.unfocus();
+        }
+        let active = self.active[ai].take().expect("a live directory");
+        self.live -= 1;
+        let Phase::Stating { batch, .. } = active.phase else {
+            unreachable!("a directory ends after its stats")
+        };
+        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            batch.dir.release(&self.pool.shared.budget);
+        }
+    }
+
+    /// Sleeps until a quarter of what is in flight has completed (at least
+    /// one), submitting what is queued in the same call; handles what
+    /// completed.
+    fn wait<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
+        let want = (self.in_flight / 4).max(1);
+        let ring = self
+            .ring
+            .as_mut()
+            .expect("operations are in flight only with a ring");
+        if let Err(e) = ring.submit_and_wait(want) {
+            if !retry(&e) {
+                panic!("io_uring_enter failed: {e}");
+            }
+        }
+        let mut done: Vec<(u64, i32)> = ring
+            .completion()
+            .map(|cqe| (cqe.user_data(), cqe.result()))
+            .collect();
+        self.in_flight -= done.len();
+        for (user_data, res) in done.drain(..) {
+            if user_data & READ_TAG != 0 {
+                self.on_read((user_data & !READ_TAG) as usize, res, scope);
+                continue;
+            }
+            let slot = user_data as usize;
+            let (ai, i) = self.slots[slot];
+            let result = if res == -libc::ECANCELED {
+                // io-wq could not start a worker to run it (`ulimit -u`):
+                // stat it here.
+                let active = self.active[ai].as_ref().expect("a live directory");
+                let Phase::Stating { batch, .. } = &active.phase else {
+                    unreachable!("stats complete in the stat phase")
+                };
+                sys::statx(Some(batch.fd.as_fd()), batch.ents[i].name(&batch.names))
+            } else if res < 0 {
+                Err(io::Error::from_raw_os_error(-res))
+            } else {
+                // SAFETY: the STATX into this slot completed successfully,
+                // so the kernel filled the struct and writes it no more.
+                Ok(Stat::from_statx(unsafe {
+                    (*self.bufs[slot].get()).assume_init_ref()
+                }))
+            };
+            self.free.push(slot);
+            let active = self.active[ai].as_mut().expect("a live directory");
+            active.pending -= 1;
+            let Phase::Stating {
+                batch, next, end, ..
+            } = &active.phase
+            else {
+                unreachable!("stats complete in the stat phase")
+            };
+            let batch = Arc::clone(batch);
+            let over = *next == *end && active.pending == 0;
+            self.stat_done(ai, &batch, i, result);
+            if over {
+                self.end_dir(ai);
+            }
+        }
+    }
+
+    /// Waits for every operation in flight, discarding the results (an
+    /// interrupted walk, or the end). If the ring fails, the buffers the
+    /// kernel may still write are leaked rather than freed.
+    fn drain(&mut self) {
+        while self.in_flight > 0 {
+            let Some(ring) = self.ring.as_mut() else {
+                break;
+            };
+            if let Err(e) = ring.submit_and_wait(1) {
+                if !retry(&e) {
+                    std::mem::forget(std::mem::take(&mut self.bufs));
+                    std::mem::forget(std::mem::take(&mut self.active));
+                    self.in_flight = 0;
+                    return;
+                }
+            }
+            let n = ring.completion().count();
+            self.in_flight -= n;
+        }
+    }
 }
 
-/// A subdirectory; `id` from its stat, for loop detection below it.
-fn child(parent: &Rc<UNode>, name: &CStr, id: Option<DirId>) -> Rc<UNode> {
-    Rc::new(UNode {
-        path: DirNode::child_with_id(&parent.path, name, id),
-        parent: Some(Rc::clone(parent)),
-        name: name.to_bytes().into(),
-        dir: RefCell::new(None),
-        pending: Cell::new(0),
-    })
+impl Drop for Walker<'_> {
+    fn drop(&mut self) {
+        self.drain();
+    }
+}
+
+/// Whether an `io_uring_enter` error is worth calling again: a signal, or
+/// the kernel short of memory or room for completions for a moment.
+fn retry(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+    )
+}
+
+/// Appends the records of one getdents buffer (but "." and "..") to
+/// `names`/`ents`; returns the last record's `d_off` (`None` for an empty
+/// buffer).
+fn push_entries(buf: &[u8], names: &mut Vec<u8>, ents: &mut Vec<Ent>) -> io::Result<Option<u64>> {
+    let mut offset = None;
+    for entry in DirentIter::new(buf) {
+        let entry = entry?;
+        offset = Some(entry.offset());
+        if entry.is_dot_or_dotdot() {
+            continue;
+        }
+        ents.push(Ent::push(
+            names,
+            entry.ino(),
+            entry.name_bytes(),
+            entry.d_type(),
+        ));
+    }
+    Ok(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Runs `take` on another thread; its answer arrives on the channel.
+    fn take_on_thread(
+        queue: &Arc<Queue<u32>>,
+        workers: &Arc<AtomicUsize>,
+    ) -> mpsc::Receiver<Option<u32>> {
+        let (tx, rx) = mpsc::channel();
+        let (queue, workers) = (Arc::clone(queue), Arc::clone(workers));
+        std::thread::spawn(move || {
+            let _ = tx.send(queue.take(|| false, &workers));
+        });
+        rx
+    }
+
+    /// Waits until `n` workers wait in `take`.
+    fn until_waiting(queue: &Queue<u32>, n: usize) {
+        while queue.hungry.load(Ordering::Relaxed) != n {
+            std::thread::yield_now();
+        }
+    }
+
+    const PATIENCE: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn the_last_worker_to_wait_ends_the_walk_for_all() {
+        let queue = Arc::new(Queue::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let first = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        queue.share([1, 2]);
+        assert_eq!(first.recv_timeout(PATIENCE), Ok(Some(2)));
+        assert_eq!(queue.take(|| false, &workers), Some(1));
+        let first = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        assert_eq!(queue.take(|| false, &workers), None);
+        assert_eq!(first.recv_timeout(PATIENCE), Ok(None));
+        assert_eq!(queue.take(|| false, &workers), None, "over stays over");
+    }
+
+    #[test]
+    fn a_worker_that_never_started_does_not_keep_the_others_waiting() {
+        let queue = Arc::new(Queue::<u32>::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let waiting = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        queue.uncount(&workers);
+        assert_eq!(waiting.recv_timeout(PATIENCE), Ok(None));
+    }
+
+    #[test]
+    fn an_interrupted_walk_drops_what_is_left() {
+        let queue = Queue::new(vec![1, 2, 3]);
+        let workers = AtomicUsize::new(2);
+        assert_eq!(queue.take(|| true, &workers), None);
+        assert_eq!(queue.try_take(), None);
+        assert_eq!(queue.take(|| false, &workers), None);
+    }
+
+    #[test]
+    fn the_older_half_is_offered_only_to_a_waiting_worker() {
+        let queue = Arc::new(Queue::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let mut own = vec![1, 2, 3, 4];
+        queue.offer(&mut own);
+        assert_eq!(own, [1, 2, 3, 4], "nobody waits");
+        let waiting = take_on_thread(&queue, &workers);
+        until_waiting(&queue, 1);
+        queue.offer(&mut own);
+        assert_eq!(own, [3, 4]);
+        assert_eq!(waiting.recv_timeout(PATIENCE), Ok(Some(2)));
+        assert_eq!(queue.try_take(), Some(1));
+        assert_eq!(queue.try_take(), None);
+    }
 }

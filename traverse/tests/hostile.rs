@@ -15,14 +15,6 @@ use std::sync::Arc;
 
 use testenv::*;
 
-/// Engines whose every open is checked here against a root swapped
-/// during the walk.
-const SWAP_ENGINES: [&str; 4] = ["auto", "threads", "std", "tokio"];
-
-/// Engines whose stats carry the mount id, which `-x` needs to stop at a
-/// bind mount.
-const MOUNT_ID_ENGINES: [&str; 4] = ["auto", "threads", "std", "tokio"];
-
 /// `sh -c SCRIPT traverse ARGS...`: the script runs `exec "$0" "$@"` after
 /// its own setup (a `ulimit`, a redirection).
 fn shell(script: &str, args: &[&OsStr]) -> Output {
@@ -114,7 +106,7 @@ fn a_root_swapped_during_the_walk_never_mixes_trees() {
     };
     let mut both = Vec::new();
     let mut walked = 0;
-    for engine in SWAP_ENGINES {
+    for engine in ENGINES {
         for limit in ["ulimit -n 20 && ", ""] {
             for _ in 0..15 {
                 let script = format!("{limit}exec \"$0\" \"$@\"");
@@ -413,7 +405,7 @@ fn one_file_system_stops_at_a_bind_mount() {
         env.file(&format!("elsewhere/f{f}"), 1000);
     }
     let _mount = BindMount::new(&env.root().join("elsewhere"), &b);
-    for engine in MOUNT_ID_ENGINES {
+    for engine in ENGINES {
         let stay = totals(&t, engine, &["-x"]);
         assert_eq!((stay.files, stay.dirs), (1, 2), "{engine} -x");
         let cross = totals(&t, engine, &[]);

@@ -3,241 +3,26 @@
 use std::future::{poll_fn, Future};
 use std::io;
 use std::mem;
-use std::os::fd::{AsFd, BorrowedFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
 use std::pin::Pin;
-use std::rc::Weak;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use futures_core::Stream;
-use io_uring_getdents::detect::{self, Support};
-use io_uring_getdents::dirent::{DirentIter, HEADER_LEN};
-use io_uring_getdents::syscall::{getdents64, seek_dir};
+use io_uring_getdents::dirent::DirentIter;
 use tokio::task::JoinHandle;
 
-use super::{DirEntry, Metadata};
+use super::builder::Config;
+use super::fallback::{fill, Fill};
+use super::{
+    Backend, ChildName, DirBuilder, DirEntry, DirHandle, FileId, OpenDirFuture, StatxFuture,
+};
 use crate::error::PathError;
 use crate::fd::SharedFd;
+use crate::op::close::close;
 use crate::op::getdents::{getdents, InFlightRead};
-use crate::op::name::{CName, ChildName};
-use crate::op::openat::{open_dir, OpenData, OpenDone};
-use crate::op::reaper::Reaper;
-use crate::op::statx::{statx, StatxData, StatxDone};
-use crate::op::{close::close, Oneshot};
 use crate::pool;
-
-/// Default size of a `Dir`'s read buffer. See DESIGN.md for the
-/// measurement behind it.
-pub const DEFAULT_BUFFER_SIZE: usize = 32 * 1024;
-
-/// Smallest buffer a `Dir` uses: room for the largest record (a 255-byte
-/// name takes 280 bytes), so that a read always makes progress.
-pub const MIN_BUFFER_SIZE: usize = 512;
-
-/// Which mechanism reads a directory.
-///
-/// # Example
-///
-/// ```no_run
-/// use tokio_uring_getdents::fs::{Backend, Dir};
-///
-/// tokio_uring::start(async {
-///     let dir = Dir::open(".").await?;
-///     match dir.backend() {
-///         Backend::Getdents { opcode } => println!("IORING_OP_GETDENTS (opcode {opcode})"),
-///         Backend::Fallback => println!("getdents64 on tokio's blocking pool"),
-///     }
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// `IORING_OP_GETDENTS` submissions, chained by `d_off`.
-    Getdents {
-        /// The opcode number detection confirmed.
-        opcode: u8,
-    },
-    /// `getdents64(2)` on tokio's blocking thread pool, off the runtime
-    /// thread.
-    Fallback,
-}
-
-/// The backend a [`DirBuilder`] asks for.
-///
-/// # Example
-///
-/// ```no_run
-/// use tokio_uring_getdents::fs::{BackendChoice, Dir};
-///
-/// tokio_uring::start(async {
-///     let dir = Dir::builder().backend(BackendChoice::Fallback).open(".").await?;
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum BackendChoice {
-    /// GETDENTS where [`detect::cached`] confirms it, the fallback
-    /// elsewhere.
-    #[default]
-    Auto,
-    /// GETDENTS, or an `Unsupported` error from `open` when the kernel
-    /// lacks it.
-    Getdents,
-    /// Always the `getdents64` fallback.
-    Fallback,
-}
-
-impl BackendChoice {
-    fn resolve(self) -> Result<Backend, String> {
-        match self {
-            BackendChoice::Fallback => Ok(Backend::Fallback),
-            BackendChoice::Auto => Ok(detect::cached()
-                .opcode()
-                .map_or(Backend::Fallback, |opcode| Backend::Getdents { opcode })),
-            BackendChoice::Getdents => match detect::cached() {
-                Support::Available { opcode } => Ok(Backend::Getdents { opcode: *opcode }),
-                Support::Unavailable(why) => Err(format!(
-                    "IORING_OP_GETDENTS was requested but is unavailable: {why}"
-                )),
-            },
-        }
-    }
-}
-
-/// Settings a `Dir` is opened with; children opened with
-/// [`Dir::open_at`] inherit them.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Config {
-    backend: Backend,
-    buffer_size: usize,
-}
-
-/// Opens directories with chosen settings.
-///
-/// # Example
-///
-/// ```no_run
-/// use tokio_uring_getdents::fs::{BackendChoice, Dir};
-///
-/// tokio_uring::start(async {
-///     let builder = Dir::builder().buffer_size(64 * 1024).backend(BackendChoice::Auto);
-///     let mut dir = builder.open("/usr").await?;
-///     while let Some(entry) = dir.next().await {
-///         println!("{:?}", entry?.file_name());
-///     }
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct DirBuilder {
-    buffer_size: usize,
-    backend: BackendChoice,
-}
-
-impl Default for DirBuilder {
-    fn default() -> DirBuilder {
-        DirBuilder::new()
-    }
-}
-
-impl DirBuilder {
-    /// [`DEFAULT_BUFFER_SIZE`] and [`BackendChoice::Auto`].
-    pub fn new() -> DirBuilder {
-        DirBuilder {
-            buffer_size: DEFAULT_BUFFER_SIZE,
-            backend: BackendChoice::Auto,
-        }
-    }
-
-    /// Bytes per read. Clamped to [`MIN_BUFFER_SIZE`]..=`i32::MAX`. The
-    /// buffer is allocated on the first read and reused by every later one.
-    pub fn buffer_size(mut self, bytes: usize) -> DirBuilder {
-        self.buffer_size = bytes.clamp(MIN_BUFFER_SIZE, i32::MAX as usize);
-        self
-    }
-
-    /// The backend to read with.
-    pub fn backend(mut self, choice: BackendChoice) -> DirBuilder {
-        self.backend = choice;
-        self
-    }
-
-    fn config(&self, path: &Path) -> io::Result<Config> {
-        let backend = self.backend.resolve().map_err(|msg| {
-            PathError::wrap(
-                "open directory",
-                path,
-                io::Error::new(io::ErrorKind::Unsupported, msg),
-            )
-        })?;
-        Ok(Config {
-            backend,
-            buffer_size: self.buffer_size,
-        })
-    }
-
-    /// Opens `path` (relative to the working directory; symbolic links are
-    /// followed, as `std::fs::read_dir` does) with io_uring `OPENAT`.
-    ///
-    /// # Errors
-    ///
-    /// The returned future fails with an error naming `path`, of kind
-    /// `NotFound` (`ENOENT`), `NotADirectory` (`ENOTDIR`),
-    /// `PermissionDenied` (`EACCES`), or another kind for other errno values
-    /// (`EMFILE`: too many open files); `InvalidInput` when the path holds a
-    /// NUL byte; `Unsupported` when [`BackendChoice::Getdents`] was asked
-    /// for on a kernel without it.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio-uring runtime.
-    pub fn open(&self, path: impl AsRef<Path>) -> OpenDirFuture {
-        let path = path.as_ref();
-        let submitted = self
-            .config(path)
-            .and_then(|config| Ok((config, CName::from_path(path)?)))
-            .map(|(config, name)| open_dir(None, name, 0, Arc::from(path), config));
-        OpenDirFuture::new(submitted, path)
-    }
-
-    /// Opens the entry `name` of `parent` relative to the parent's
-    /// descriptor, without following a symbolic link (`O_NOFOLLOW |
-    /// O_DIRECTORY`): there is no `PATH_MAX` limit and no way out of the
-    /// tree.
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](DirBuilder::open), naming the parent's path joined with
-    /// `name`; a symbolic link or a file gives `ENOTDIR` (kind
-    /// `NotADirectory`: with `O_DIRECTORY` Linux reports a symbolic link
-    /// that way, not as `ELOOP`); `InvalidInput` when `name` is
-    /// not one path component.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio-uring runtime.
-    pub fn open_at<'a>(&self, parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
-        let name = name.into();
-        let path = parent.path.join(name.as_os_str());
-        let submitted = self
-            .config(&path)
-            .and_then(|config| Ok((config, name.to_cname()?)))
-            .map(|(config, cname)| {
-                open_dir(
-                    Some(&parent.fd),
-                    cname,
-                    libc::O_NOFOLLOW,
-                    Arc::from(path.as_path()),
-                    config,
-                )
-            });
-        OpenDirFuture::new(submitted, &path)
-    }
-}
 
 /// An open directory, read as a stream of [`DirEntry`] with io_uring.
 ///
@@ -256,7 +41,7 @@ impl DirBuilder {
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::fs::Dir;
 ///
 /// tokio_uring::start(async {
@@ -271,9 +56,8 @@ impl DirBuilder {
 /// # Ok::<_, std::io::Error>(())
 /// ```
 pub struct Dir {
-    fd: SharedFd,
-    path: Arc<Path>,
-    config: Config,
+    /// The descriptor, path and settings, shared with handles.
+    at: DirHandle,
     /// Records of the last read, copied out of the kernel buffer so that
     /// the buffer can be reused at once; entries share this copy.
     batch: Option<Arc<[u8]>>,
@@ -316,7 +100,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let dir = tokio_uring_getdents::fs::Dir::open("/tmp").await?;
     ///     dir.close().await
@@ -338,7 +122,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::{Dir, FileType};
     ///
     /// tokio_uring::start(async {
@@ -355,19 +139,12 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn open_at<'a>(parent: &Dir, name: impl Into<ChildName<'a>>) -> OpenDirFuture {
-        DirBuilder {
-            buffer_size: parent.config.buffer_size,
-            backend: match parent.config.backend {
-                Backend::Getdents { .. } => BackendChoice::Getdents,
-                Backend::Fallback => BackendChoice::Fallback,
-            },
-        }
-        .open_at(parent, name)
+        parent.at.open_at(name)
     }
 
     /// A builder for other buffer sizes or backends.
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::{BackendChoice, Dir};
     /// tokio_uring::start(async {
     ///     let dir = Dir::builder().buffer_size(1 << 20).backend(BackendChoice::Fallback).open(".").await?;
@@ -379,11 +156,9 @@ impl Dir {
         DirBuilder::new()
     }
 
-    pub(crate) fn from_parts(fd: std::os::fd::OwnedFd, path: Arc<Path>, config: Config) -> Dir {
+    pub(super) fn from_parts(fd: OwnedFd, path: Arc<Path>, config: Config) -> Dir {
         Dir {
-            fd: SharedFd::new(fd),
-            path,
-            config,
+            at: DirHandle::new(SharedFd::new(fd), path, config),
             batch: None,
             pos: 0,
             buf: None,
@@ -394,20 +169,86 @@ impl Dir {
         }
     }
 
+    pub(super) fn handle_ref(&self) -> &DirHandle {
+        &self.at
+    }
+
+    /// A handle for `statx` and `open_at` relative to this directory that
+    /// does not borrow it, for use while the `Dir` is being read (by a
+    /// stream combinator, say); see [`DirHandle`]. It keeps the descriptor
+    /// open as long as it lives.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, FileType};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::open(env!("CARGO_MANIFEST_DIR")).await?;
+    ///     let at = dir.handle();
+    ///     let mut children = Vec::new();
+    ///     while let Some(entry) = dir.next().await {
+    ///         let entry = entry?;
+    ///         if entry.file_type() == FileType::Directory {
+    ///             children.push(at.open_at(&entry).await?);
+    ///         }
+    ///     }
+    ///     assert!(children.iter().any(|c| c.path().ends_with("src")));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn handle(&self) -> DirHandle {
+        self.at.clone()
+    }
+
     /// The path this `Dir` was opened with (for `open_at`, the parent's
     /// path joined with the name). Used in error messages.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.at.path()
+    }
+
+    /// The device and inode of the open directory: one `statx(2)` on the
+    /// descriptor, made directly rather than through io_uring (it needs
+    /// no I/O: `AT_STATX_DONT_SYNC` lets network and FUSE file systems
+    /// answer from the inode they have), so a caller can check cheaply
+    /// that a directory opened again by path is the one it opened first.
+    ///
+    /// # Errors
+    ///
+    /// The errno of `statx`, naming the directory (rare: the descriptor is
+    /// open).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// tokio_uring::start(async {
+    ///     let first = Dir::builder().nofollow(true).open("/").await?;
+    ///     let id = first.file_id()?;
+    ///     first.close().await?;
+    ///     // Later, with the descriptor closed: open again and compare.
+    ///     let again = Dir::builder().nofollow(true).open("/").await?;
+    ///     if again.file_id()? != id {
+    ///         return Err(std::io::Error::other("/ was replaced while we walked it"));
+    ///     }
+    ///     again.close().await
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn file_id(&self) -> io::Result<FileId> {
+        self.at.file_id()
     }
 
     /// The backend reading this directory.
     pub fn backend(&self) -> Backend {
-        self.config.backend
+        self.at.backend()
     }
 
     /// The read buffer's size in bytes.
     pub fn buffer_size(&self) -> usize {
-        self.config.buffer_size
+        self.at.config().buffer_size
     }
 
     /// The next entry; `None` at the end.
@@ -421,7 +262,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let mut dir = tokio_uring_getdents::fs::Dir::open(".").await?;
     ///     let mut count = 0;
@@ -503,13 +344,12 @@ impl Dir {
         let buf = self
             .buf
             .take()
-            .unwrap_or_else(|| pool::take(self.config.buffer_size));
-        self.read = match self.config.backend {
-            Backend::Getdents { opcode } => {
-                Read::Ring(getdents(&self.fd, buf, self.next_offset, opcode))
-            }
+            .unwrap_or_else(|| pool::take(self.at.config().buffer_size));
+        let fd = self.at.shared_fd();
+        self.read = match self.at.backend() {
+            Backend::Getdents { opcode } => Read::Ring(getdents(fd, buf, self.next_offset, opcode)),
             Backend::Fallback => {
-                let fd = self.fd.clone();
+                let fd = fd.clone();
                 let seek_to = mem::take(&mut self.reposition).then_some(self.next_offset);
                 Read::Thread(tokio::task::spawn_blocking(move || fill(fd, buf, seek_to)))
             }
@@ -583,7 +423,7 @@ impl Dir {
     }
 
     fn read_error(&self, e: io::Error) -> io::Error {
-        PathError::wrap("read directory", &*self.path, e)
+        PathError::wrap("read directory", self.at.path(), e)
     }
 
     /// Moves the read position: the next entry returned is the one after
@@ -598,7 +438,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::Dir;
     ///
     /// tokio_uring::start(async {
@@ -627,7 +467,7 @@ impl Dir {
 
     /// Starts again from the first entry: `seek(0)`.
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let mut dir = tokio_uring_getdents::fs::Dir::open(".").await?;
     ///     while dir.next().await.transpose()?.is_some() {}
@@ -662,7 +502,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// use tokio_uring_getdents::fs::Dir;
     ///
     /// tokio_uring::start(async {
@@ -678,16 +518,7 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn statx<'a>(&self, name: impl Into<ChildName<'a>>, mask: u32) -> StatxFuture {
-        let name = name.into();
-        let op = match name.to_cname() {
-            Ok(cname) => statx(Some((&self.fd, Arc::clone(&self.path))), cname, mask),
-            Err(e) => Oneshot::Failed(Some(PathError::wrap(
-                "stat",
-                self.path.join(name.as_os_str()),
-                e,
-            ))),
-        };
-        StatxFuture { op }
+        self.at.statx(name, mask)
     }
 
     /// Metadata of the directory itself (`statx` with `AT_EMPTY_PATH` on
@@ -698,7 +529,7 @@ impl Dir {
     /// The errno of `statx`, naming the directory (rare: the descriptor is
     /// open).
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let dir = tokio_uring_getdents::fs::Dir::open("/").await?;
     ///     let meta = dir.metadata(libc::STATX_BASIC_STATS).await?;
@@ -708,18 +539,16 @@ impl Dir {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn metadata(&self, mask: u32) -> StatxFuture {
-        StatxFuture {
-            op: statx(Some((&self.fd, Arc::clone(&self.path))), CName::Empty, mask),
-        }
+        self.at.metadata(mask)
     }
 
     /// Closes the directory with io_uring `CLOSE`, after waiting for its
     /// read in flight, if any.
     ///
     /// If a dropped [`statx`](Dir::statx) or [`open_at`](Dir::open_at) on
-    /// this directory is still in flight, it holds the descriptor; then
-    /// this returns at once and the descriptor is closed when that
-    /// operation completes.
+    /// this directory is still in flight, or a [`DirHandle`] of it lives,
+    /// that holds the descriptor; then this returns at once and the
+    /// descriptor is closed when the last of them is gone.
     ///
     /// # Errors
     ///
@@ -727,7 +556,7 @@ impl Dir {
     ///
     /// # Example
     ///
-    /// ```no_run
+    /// ```
     /// tokio_uring::start(async {
     ///     let dir = tokio_uring_getdents::fs::Dir::open(".").await?;
     ///     dir.close().await
@@ -740,7 +569,7 @@ impl Dir {
             Read::Thread(task) => drop(task.await),
             Read::Idle | Read::End | Read::Failed(_) => {}
         }
-        let (fd, path) = (self.fd.clone(), Arc::clone(&self.path));
+        let (fd, path) = (self.at.shared_fd().clone(), self.at.shared_path());
         drop(self);
         match fd.into_owned() {
             Some(fd) => {
@@ -749,62 +578,6 @@ impl Dir {
             }
             None => Ok(()),
         }
-    }
-}
-
-/// What a fallback fill brings back.
-struct Fill {
-    res: io::Result<usize>,
-    buf: Box<[u8]>,
-    /// `getdents64` returned 0 after the bytes in `res`.
-    end: bool,
-}
-
-/// The fallback read, on a blocking thread: `getdents64` until the buffer
-/// cannot take a maximal record or the directory ends. Seeing the end in
-/// the same trip saves a second hop to the pool for every directory that
-/// fits in one buffer (most of them). The buffer and the descriptor
-/// reference travel with the closure, so a dropped `Dir` cannot free them
-/// while the system call runs.
-fn fill(fd: SharedFd, mut buf: Box<[u8]>, seek_to: Option<u64>) -> Fill {
-    if let Some(offset) = seek_to {
-        if let Err(e) = seek_dir(fd.borrow(), offset) {
-            return Fill {
-                res: Err(e),
-                buf,
-                end: false,
-            };
-        }
-    }
-    let mut filled = 0;
-    loop {
-        match getdents64(fd.borrow(), &mut buf[filled..]) {
-            Ok(0) => {
-                return Fill {
-                    res: Ok(filled),
-                    buf,
-                    end: true,
-                }
-            }
-            Ok(n) => filled += n,
-            // Return what was read; the next fill meets the error again.
-            Err(_) if filled > 0 => break,
-            Err(e) => {
-                return Fill {
-                    res: Err(e),
-                    buf,
-                    end: false,
-                }
-            }
-        }
-        if buf.len() - filled < MAX_RECORD {
-            break;
-        }
-    }
-    Fill {
-        res: Ok(filled),
-        buf,
-        end: false,
     }
 }
 
@@ -826,117 +599,91 @@ impl Drop for Dir {
 
 impl AsFd for Dir {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.borrow()
+        self.at.shared_fd().borrow()
     }
 }
 
 impl std::fmt::Debug for Dir {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dir")
-            .field("path", &self.path)
-            .field("fd", &self.fd.raw())
-            .field("backend", &self.config.backend)
-            .field("buffer_size", &self.config.buffer_size)
+            .field("path", &self.at.path())
+            .field("fd", &self.at.shared_fd().raw())
+            .field("backend", &self.at.backend())
+            .field("buffer_size", &self.buffer_size())
             .finish_non_exhaustive()
     }
 }
 
-/// The future of [`Dir::open`], [`Dir::open_at`] and the builder's opens.
-///
-/// Dropping it while the open is in flight is safe and leaks nothing: the
-/// operation is handed to a task that waits for it and closes the new
-/// descriptor.
-#[must_use = "futures do nothing unless awaited"]
-pub struct OpenDirFuture {
-    op: Oneshot<OpenData, OpenDone>,
-    reaper: Weak<Reaper>,
-}
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt;
 
-impl OpenDirFuture {
-    fn new(submitted: io::Result<crate::op::openat::InFlightOpen>, path: &Path) -> OpenDirFuture {
-        match submitted {
-            Ok(op) => OpenDirFuture {
-                op: Oneshot::Running(op),
-                reaper: Reaper::current(),
-            },
-            Err(e) => OpenDirFuture {
-                op: Oneshot::Failed(Some(name_path(e, path))),
-                reaper: Weak::new(),
-            },
+    use io_uring_getdents::dirent::encode;
+
+    use super::super::{BackendChoice, MIN_BUFFER_SIZE};
+    use super::*;
+
+    /// Records as a FUSE file system may return them (names of 300 and
+    /// 1 024 bytes among short ones), in a buffer of the smallest size a
+    /// `Dir` uses: every name comes out whole, as `DirEntry`, its C
+    /// string, and the name an `open_at`/`statx` of the entry passes.
+    #[test]
+    fn names_up_to_fuse_s_limit_fit_the_smallest_buffer_and_stay_whole() {
+        let names: Vec<Vec<u8>> = vec![
+            b".".to_vec(),
+            vec![b'x'; 300],
+            b"short".to_vec(),
+            (0..1024).map(|i| b'a' + (i % 26) as u8).collect(),
+        ];
+        let mut config = DirBuilder::new()
+            .buffer_size(0)
+            .backend(BackendChoice::Fallback)
+            .config(Path::new("/"))
+            .unwrap();
+        assert_eq!(config.buffer_size, MIN_BUFFER_SIZE);
+        for name in &names[1..] {
+            let mut record = Vec::new();
+            encode(&mut record, 1, 1, libc::DT_REG, name);
+            assert!(
+                record.len() <= MIN_BUFFER_SIZE,
+                "a {}-byte name needs a {}-byte record, more than the smallest buffer",
+                name.len(),
+                record.len()
+            );
         }
-    }
-}
-
-/// Errors from argument checks get the path too (those from the kernel
-/// already have it).
-fn name_path(e: io::Error, path: &Path) -> io::Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<PathError>()) {
-        e
-    } else {
-        PathError::wrap("open directory", path, e)
-    }
-}
-
-impl Future for OpenDirFuture {
-    type Output = io::Result<Dir>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Dir>> {
-        self.get_mut().op.poll_op(cx)
-    }
-}
-
-impl Drop for OpenDirFuture {
-    fn drop(&mut self) {
-        if let Oneshot::Running(op) = mem::replace(&mut self.op, Oneshot::Finished) {
-            if let Some(reaper) = self.reaper.upgrade() {
-                reaper.adopt(op);
+        // One read per name, each the last (`end`), so that no real read
+        // of `/` starts behind them.
+        config.buffer_size = MIN_BUFFER_SIZE;
+        let mut dir = Dir::from_parts(
+            std::fs::File::open("/").unwrap().into(),
+            Arc::from(Path::new("/")),
+            config,
+        );
+        let mut seen = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let mut records = Vec::new();
+            encode(
+                &mut records,
+                10 + i as u64,
+                100 + i as u64,
+                libc::DT_REG,
+                name,
+            );
+            let mut buf = vec![0u8; MIN_BUFFER_SIZE].into_boxed_slice();
+            buf[..records.len()].copy_from_slice(&records);
+            dir.finish_read(Ok(records.len()), Some(buf), true);
+            while let Some(entry) = dir.next_buffered() {
+                seen.push(entry.unwrap());
             }
-            // Otherwise the runtime is gone and has already waited for the
-            // operation (its result is lost).
         }
+        assert_eq!(seen.len(), names.len() - 1, "`.` is skipped");
+        for (entry, name) in seen.iter().zip(&names[1..]) {
+            assert_eq!(entry.file_name().as_bytes(), &name[..]);
+            assert_eq!(entry.file_name_cstr().to_bytes(), &name[..]);
+            let child = ChildName::from(entry).to_cname().unwrap();
+            assert_eq!(child.as_os_str().as_bytes(), &name[..]);
+        }
+        assert_eq!(seen[2].file_name().len(), 1024);
+        assert!(matches!(dir.read, Read::End));
     }
 }
-
-/// The future of [`Dir::statx`], [`Dir::metadata`] and [`statx`](super::statx).
-///
-/// Dropping it in flight is safe: the name and the result buffer stay
-/// with tokio-uring until the completion.
-#[must_use = "futures do nothing unless awaited"]
-pub struct StatxFuture {
-    op: Oneshot<StatxData, StatxDone>,
-}
-
-impl StatxFuture {
-    pub(crate) fn for_path(path: &Path, mask: u32) -> StatxFuture {
-        let op = match CName::from_path(path) {
-            Ok(name) => statx(None, name, mask),
-            Err(e) => Oneshot::Failed(Some(PathError::wrap("stat", PathBuf::from(path), e))),
-        };
-        StatxFuture { op }
-    }
-}
-
-impl Future for StatxFuture {
-    type Output = io::Result<Metadata>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Metadata>> {
-        self.get_mut().op.poll_op(cx)
-    }
-}
-
-impl std::fmt::Debug for OpenDirFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenDirFuture").finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for StatxFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StatxFuture").finish_non_exhaustive()
-    }
-}
-
-/// The largest record: a 255-byte name.
-const MAX_RECORD: usize = (HEADER_LEN + 255 + 1).next_multiple_of(8);
-
-const _: () = assert!(MIN_BUFFER_SIZE >= MAX_RECORD);

@@ -19,7 +19,7 @@ use crate::op::name::CName;
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// use tokio_uring_getdents::fs::{Dir, FileType};
 ///
 /// tokio_uring::start(async {

@@ -2,20 +2,31 @@
 
 use std::path::Path;
 
+// dir.rs: the stream (reads, batches, seek, statx, close); builder.rs: how
+// a Dir is opened (settings, backends); futures.rs: the open and statx
+// futures; handle.rs: DirHandle; fallback.rs: the getdents64 read on the blocking pool;
+// entry.rs, name.rs, metadata.rs: the values handed to callers.
+mod builder;
 mod dir;
 mod entry;
+mod fallback;
+mod futures;
+mod handle;
 mod metadata;
+mod name;
 
-pub(crate) use dir::Config;
-pub use dir::{
-    Backend, BackendChoice, Dir, DirBuilder, OpenDirFuture, StatxFuture, DEFAULT_BUFFER_SIZE,
-    MIN_BUFFER_SIZE,
-};
+pub use builder::{Backend, BackendChoice, DirBuilder, DEFAULT_BUFFER_SIZE, MIN_BUFFER_SIZE};
+pub use dir::Dir;
 pub use entry::DirEntry;
+pub use futures::{OpenDirFuture, StatxFuture};
+pub use handle::DirHandle;
 pub use io_uring_getdents::dirent::FileType;
-pub use metadata::Metadata;
-
-pub use crate::op::name::ChildName;
+pub use metadata::{
+    FileId, Metadata, STATX_ATIME, STATX_BASIC_STATS, STATX_BLOCKS, STATX_BTIME, STATX_CTIME,
+    STATX_GID, STATX_INO, STATX_MNT_ID, STATX_MODE, STATX_MTIME, STATX_NLINK, STATX_SIZE,
+    STATX_TYPE, STATX_UID,
+};
+pub use name::ChildName;
 
 /// Metadata of `path` (relative to the working directory) through io_uring
 /// `STATX`, without following a final symbolic link. `mask` takes
@@ -33,7 +44,7 @@ pub use crate::op::name::ChildName;
 ///
 /// # Example
 ///
-/// ```no_run
+/// ```
 /// tokio_uring::start(async {
 ///     let meta = tokio_uring_getdents::fs::statx("/usr", libc::STATX_BASIC_STATS).await?;
 ///     assert!(meta.is_dir());

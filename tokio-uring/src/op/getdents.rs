@@ -8,7 +8,6 @@ use tokio_uring::{InFlightOneshot, OneshotOutputTransform, UnsubmittedOneshot};
 
 use super::cqe_result;
 use super::kernel_box::KernelBox;
-use super::reaper::Reaper;
 use crate::fd::SharedFd;
 
 /// What the kernel may touch while the read is in flight.
@@ -38,9 +37,8 @@ pub(crate) type InFlightRead = InFlightOneshot<ReadData, ReadDone>;
 /// Submits a read of `buf.len()` bytes of records from directory position
 /// `offset`.
 pub(crate) fn getdents(fd: &SharedFd, buf: Box<[u8]>, offset: u64, opcode: u8) -> InFlightRead {
-    // The runtime's task must exist before the first buffer is handed to
-    // the kernel: it tells `KernelBox` when the runtime shuts down.
-    Reaper::current();
+    // Tied to the running runtime: freed only while it runs (see
+    // `KernelBox`).
     let mut buf = KernelBox::new(buf);
     let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
     // The pointer stays valid after `buf` moves into the stable data: a

@@ -12,34 +12,41 @@
 //! in the test VM (a `Dir` dropped with its read-ahead in flight at the end
 //! of a test) and is reproduced on the host by tests/shutdown.rs.
 //!
-//! A [`KernelBox`] is dropped normally except while this thread's runtime
-//! is shutting down: then it moves into a per-thread quarantine instead of
-//! being freed. The signal is the per-runtime [`Reaper`](super::reaper)
-//! task, which the runtime drops together with its other tasks, before
-//! the driver. The quarantine is emptied when the next runtime on this
-//! thread submits its first operation (the previous driver has finished
-//! dropping by then, having waited for every completion) or when the
-//! thread exits.
+//! A [`KernelBox`] remembers the tokio runtime whose operation it belongs
+//! to (tokio-uring runs each of its runtimes on a tokio runtime of its
+//! own). Memory of a dropped operation is freed only on that runtime's
+//! thread while that runtime runs: when tokio-uring hands over the
+//! completion, or when a future whose operation already completed is
+//! dropped. The driver's drop happens after the runtime stopped running
+//! (outside any runtime, or inside another one's `block_on`), so a drop
+//! anywhere else moves the block into a per-thread quarantine instead of
+//! freeing it. Keyed to the runtime, not the thread: with two runtimes on
+//! one thread, the other one running says nothing about the kernel being
+//! done with this one's memory. The check is conservative: a completed
+//! operation dropped outside its runtime is quarantined too, which only
+//! delays freeing it.
+//!
+//! The quarantine is emptied when a runtime on this thread submits its
+//! next operation of this kind (a runtime whose driver quarantined blocks
+//! has finished dropping by then, having waited for every completion; only
+//! the thread running that drop could submit in between, and it is busy
+//! dropping) or when the thread exits.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+
+use tokio::runtime::{Handle, Id};
 
 thread_local! {
-    /// The runtime on this thread is being dropped.
-    static SHUTTING_DOWN: Cell<bool> = const { Cell::new(false) };
     static QUARANTINE: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Called when this thread's runtime starts dropping its tasks.
-pub(crate) fn runtime_shutting_down() {
-    let _ = SHUTTING_DOWN.try_with(|flag| flag.set(true));
-}
-
-/// Called when a runtime on this thread starts submitting: a previous
-/// runtime's driver is gone, so its quarantined memory can be freed.
-pub(crate) fn runtime_started() {
-    let _ = SHUTTING_DOWN.try_with(|flag| flag.set(false));
-    let freed = QUARANTINE.try_with(|q| std::mem::take(&mut *q.borrow_mut()));
+/// Frees the quarantined blocks, if any.
+fn release_quarantine() {
+    let freed = QUARANTINE.try_with(|q| {
+        let mut q = q.borrow_mut();
+        (!q.is_empty()).then(|| std::mem::take(&mut *q))
+    });
     drop(freed);
 }
 
@@ -52,17 +59,31 @@ pub(crate) fn quarantined() -> usize {
 /// A heap block the kernel may write into while an operation runs. It
 /// lives in the operation's stable data; see the module documentation for
 /// why its `Drop` is special.
-pub(crate) struct KernelBox<T: ?Sized + 'static>(Option<Box<T>>);
+pub(crate) struct KernelBox<T: ?Sized + 'static> {
+    block: Option<Box<T>>,
+    /// The tokio runtime of the tokio-uring runtime the operation is
+    /// submitted to.
+    owner: Id,
+}
 
 impl<T: ?Sized + 'static> KernelBox<T> {
+    /// Wraps `block` for an operation of the runtime running now.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
     pub(crate) fn new(block: Box<T>) -> KernelBox<T> {
-        KernelBox(Some(block))
+        release_quarantine();
+        KernelBox {
+            block: Some(block),
+            owner: Handle::current().id(),
+        }
     }
 
     /// The block's address, for the SQE. The block does not move when the
     /// `KernelBox` does.
     pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
-        match &mut self.0 {
+        match &mut self.block {
             Some(block) => &mut **block,
             None => unreachable!("a KernelBox holds its block until into_inner or drop"),
         }
@@ -70,7 +91,7 @@ impl<T: ?Sized + 'static> KernelBox<T> {
 
     /// The block back, once the completion has arrived.
     pub(crate) fn into_inner(mut self) -> Box<T> {
-        match self.0.take() {
+        match self.block.take() {
             Some(block) => block,
             None => unreachable!("a KernelBox holds its block until into_inner or drop"),
         }
@@ -81,7 +102,7 @@ impl<T: ?Sized + 'static> std::ops::Deref for KernelBox<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        match &self.0 {
+        match &self.block {
             Some(block) => block,
             None => unreachable!("a KernelBox holds its block until into_inner or drop"),
         }
@@ -90,8 +111,13 @@ impl<T: ?Sized + 'static> std::ops::Deref for KernelBox<T> {
 
 impl<T: ?Sized + 'static> Drop for KernelBox<T> {
     fn drop(&mut self) {
-        let Some(block) = self.0.take() else { return };
-        if !SHUTTING_DOWN.try_with(Cell::get).unwrap_or(true) {
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        if Handle::try_current().is_ok_and(|running| running.id() == self.owner) {
+            // The owning runtime runs, so its driver is not being dropped:
+            // this drop comes after the completion. Free the block.
+            drop(block);
             return;
         }
         // The kernel may still write here: keep the block allocated. Boxed
@@ -110,29 +136,57 @@ impl<T: ?Sized + 'static> Drop for KernelBox<T> {
 
 #[cfg(test)]
 mod tests {
+    use tokio_uring::Runtime;
+
     use super::*;
 
-    fn drop_one() {
-        let block: Box<[u8]> = vec![7u8; 300].into_boxed_slice();
-        drop(KernelBox::new(block));
+    fn drop_one(owner: Id) {
+        drop(KernelBox {
+            block: Some(vec![7u8; 300].into_boxed_slice()),
+            owner,
+        });
     }
 
     #[test]
-    fn quarantined_only_between_a_runtime_shutdown_and_the_next_start() {
-        tokio_uring::start(async {
-            super::super::reaper::Reaper::current();
-            drop_one();
+    fn freed_only_while_the_owning_runtime_runs() {
+        let first = Runtime::new(&tokio_uring::builder()).unwrap();
+        let owner = first.block_on(async {
+            let owner = KernelBox::new(Box::new(0u8)).owner;
+            drop_one(owner);
             assert_eq!(quarantined(), 0, "freed while the runtime runs");
+            owner
         });
-        // The runtime dropped its reaper: blocks dropped now are kept.
-        drop_one();
-        drop_one();
+        // Outside the runtime (where its driver drops): blocks are kept.
+        drop_one(owner);
+        drop(first);
+        drop_one(owner);
         assert_eq!(quarantined(), 2);
         tokio_uring::start(async {
-            super::super::reaper::Reaper::current();
-            assert_eq!(quarantined(), 0, "freed when the next runtime starts");
-            drop_one();
-            assert_eq!(quarantined(), 0);
+            drop(KernelBox::new(Box::new(0u8)));
+            assert_eq!(quarantined(), 0, "freed when a runtime submits again");
         });
+    }
+
+    #[test]
+    fn keyed_to_the_runtime_not_the_thread() {
+        let a = Runtime::new(&tokio_uring::builder()).unwrap();
+        let owner_a = a.block_on(async { KernelBox::new(Box::new(0u8)).owner });
+        let b = Runtime::new(&tokio_uring::builder()).unwrap();
+        let owner_b = b.block_on(async { KernelBox::new(Box::new(0u8)).owner });
+        assert_ne!(owner_a, owner_b);
+        // Two runtimes get two reapers too, for their dropped opens.
+        let reaper_a = a.block_on(async { super::super::reaper::Reaper::current() });
+        let reaper_b = b.block_on(async { super::super::reaper::Reaper::current() });
+        assert!(!reaper_a.ptr_eq(&reaper_b));
+        drop(b);
+        a.block_on(async {
+            drop_one(owner_a);
+            assert_eq!(quarantined(), 0, "runtime A runs");
+            // Runtime B's memory, dropped while A runs (as when B is
+            // dropped inside A's block_on): kept.
+            drop_one(owner_b);
+            assert_eq!(quarantined(), 1, "runtime B is not running");
+        });
+        drop(a);
     }
 }

@@ -2,6 +2,10 @@
 //! `UnsubmittedOneshot`: the stable data owns everything the kernel reads or
 //! writes (buffers, names, the descriptor), and tokio-uring keeps it alive
 //! until the completion arrives, even when the future is dropped.
+//!
+//! This layer knows only what the kernel touches and returns what the
+//! kernel gives (an `OwnedFd`, a boxed `statx`, a filled buffer); the
+//! public types of `fs` are built on top of it and never the other way.
 
 use std::future::Future;
 use std::io;
@@ -61,6 +65,7 @@ where
     }
 }
 
-fn polled_after_completion() -> io::Error {
+/// The error of a future polled again after it returned its result.
+pub(crate) fn polled_after_completion() -> io::Error {
     io::Error::other("future polled again after it completed")
 }

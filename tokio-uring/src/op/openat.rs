@@ -12,7 +12,6 @@ use super::cqe_result;
 use super::name::CName;
 use crate::error::PathError;
 use crate::fd::SharedFd;
-use crate::fs::{Config, Dir};
 
 /// What the kernel reads while the open is in flight.
 pub(crate) struct OpenData {
@@ -22,24 +21,20 @@ pub(crate) struct OpenData {
     _name: CName,
 }
 
-/// Builds the `Dir` from the new descriptor.
+/// Takes ownership of the new descriptor, or names the path in the error.
 pub(crate) struct OpenDone {
     path: Arc<Path>,
-    config: Config,
 }
 
 impl OneshotOutputTransform for OpenDone {
-    type Output = io::Result<Dir>;
+    type Output = io::Result<OwnedFd>;
     type StoredData = OpenData;
 
-    fn transform_oneshot_output(self, _: OpenData, cqe: cqueue::Entry) -> io::Result<Dir> {
+    fn transform_oneshot_output(self, _: OpenData, cqe: cqueue::Entry) -> io::Result<OwnedFd> {
         match cqe_result(&cqe) {
-            Ok(raw) => {
-                // SAFETY: a successful OPENAT returns a new descriptor that
-                // nothing else in the process owns; we take ownership once.
-                let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
-                Ok(Dir::from_parts(fd, self.path, self.config))
-            }
+            // SAFETY: a successful OPENAT returns a new descriptor that
+            // nothing else in the process owns; we take ownership once.
+            Ok(raw) => Ok(unsafe { OwnedFd::from_raw_fd(raw as i32) }),
             Err(e) => Err(PathError::wrap("open directory", &*self.path, e)),
         }
     }
@@ -48,13 +43,12 @@ impl OneshotOutputTransform for OpenDone {
 pub(crate) type InFlightOpen = InFlightOneshot<OpenData, OpenDone>;
 
 /// Submits `openat(parent or AT_FDCWD, name, O_RDONLY | O_DIRECTORY |
-/// O_CLOEXEC | extra_flags)`.
+/// O_CLOEXEC | extra_flags)`. `path` names the directory in an error.
 pub(crate) fn open_dir(
     parent: Option<&SharedFd>,
     name: CName,
     extra_flags: i32,
     path: Arc<Path>,
-    config: Config,
 ) -> InFlightOpen {
     let dirfd = parent.map_or(libc::AT_FDCWD, SharedFd::raw);
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | extra_flags;
@@ -68,7 +62,7 @@ pub(crate) fn open_dir(
             _parent: parent.cloned(),
             _name: name,
         },
-        OpenDone { path, config },
+        OpenDone { path },
         sqe,
     )
     .submit()

@@ -1,14 +1,16 @@
 //! The per-runtime task of this crate.
 //!
-//! It has two jobs:
-//! - Collect the results of opens whose futures were dropped in flight.
-//!   tokio-uring keeps a dropped operation's stable data until its
-//!   completion, but throws the completion away, so a dropped OPENAT would
-//!   leak the descriptor it creates. Instead, a dropped `OpenDirFuture`
-//!   hands its in-flight operation to this task, which polls it to the end
-//!   and drops the resulting `Dir`, closing the descriptor.
-//! - Tell [`kernel_box`](super::kernel_box) when the runtime shuts down:
-//!   the runtime drops this task with its others, before its driver.
+//! It collects the results of opens whose futures were dropped in flight.
+//! tokio-uring keeps a dropped operation's stable data until its
+//! completion, but throws the completion away, so a dropped OPENAT would
+//! leak the descriptor it creates. Instead, a dropped `OpenDirFuture`
+//! hands its in-flight operation to this task, which polls it to the end
+//! and drops the resulting descriptor, closing it.
+//!
+//! A thread may hold several tokio-uring runtimes (only one runs at a
+//! time), so reapers are found by the id of the tokio runtime that is
+//! running, never by thread alone: an open of one runtime must never be
+//! handed to another runtime's task, whose driver does not know it.
 
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -16,7 +18,8 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::{Poll, Waker};
 
-use super::kernel_box;
+use tokio::runtime::Id;
+
 use super::openat::InFlightOpen;
 
 #[derive(Default)]
@@ -26,23 +29,33 @@ pub(crate) struct Reaper {
 }
 
 thread_local! {
-    /// The reaper of the runtime running on this thread, if any. Weak: the
-    /// spawned task owns it, so it dies with the runtime's task set.
-    static CURRENT: RefCell<Weak<Reaper>> = const { RefCell::new(Weak::new()) };
+    /// The reapers of the runtimes on this thread, by tokio runtime id.
+    /// Weak: each spawned task owns its reaper, so it dies with its
+    /// runtime's task set. Usually one entry, two when runtimes nest.
+    static REAPERS: RefCell<Vec<(Id, Weak<Reaper>)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Reaper {
-    /// The reaper of the current runtime, spawning it on first use. Must
-    /// be called inside a tokio-uring runtime (as every submission is).
+    /// The reaper of the runtime running now, spawning it on first use.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime (as every submission does).
     pub(crate) fn current() -> Weak<Reaper> {
-        CURRENT.with(|current| {
-            if current.borrow().strong_count() > 0 {
-                return current.borrow().clone();
+        let id = tokio::runtime::Handle::current().id();
+        REAPERS.with(|reapers| {
+            if let Some((_, reaper)) = reapers
+                .borrow()
+                .iter()
+                .find(|(owner, reaper)| *owner == id && reaper.strong_count() > 0)
+            {
+                return reaper.clone();
             }
-            kernel_box::runtime_started();
+            let mut reapers = reapers.borrow_mut();
+            reapers.retain(|(_, reaper)| reaper.strong_count() > 0);
             let reaper = Rc::new(Reaper::default());
             let weak = Rc::downgrade(&reaper);
-            *current.borrow_mut() = weak.clone();
+            reapers.push((id, weak.clone()));
             drop(tokio_uring::spawn(run(reaper)));
             weak
         })
@@ -57,17 +70,11 @@ impl Reaper {
     }
 }
 
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        kernel_box::runtime_shutting_down();
-    }
-}
-
 async fn run(reaper: Rc<Reaper>) {
     poll_fn(|cx| {
         reaper.waker.set(Some(cx.waker().clone()));
-        // Completed opens yield a `Dir` (or an error), dropped right here:
-        // that closes the descriptor.
+        // Completed opens yield an `OwnedFd` (or an error), dropped right
+        // here: that closes the descriptor.
         reaper
             .orphans
             .borrow_mut()

@@ -10,11 +10,9 @@ use tokio_uring::{OneshotOutputTransform, UnsubmittedOneshot};
 
 use super::kernel_box::KernelBox;
 use super::name::CName;
-use super::reaper::Reaper;
 use super::{cqe_result, Oneshot};
 use crate::error::PathError;
 use crate::fd::SharedFd;
-use crate::fs::Metadata;
 
 /// What the kernel reads and writes while the call is in flight.
 pub(crate) struct StatxData {
@@ -27,19 +25,19 @@ pub(crate) struct StatxData {
     out: KernelBox<libc::statx>,
 }
 
-/// Turns the completion into `Metadata`, or an error naming the path.
+/// Hands back the result block, or an error naming the path.
 pub(crate) struct StatxDone {
     /// The directory's path, for error messages.
     dir_path: Option<Arc<Path>>,
 }
 
 impl OneshotOutputTransform for StatxDone {
-    type Output = io::Result<Metadata>;
+    type Output = io::Result<Box<libc::statx>>;
     type StoredData = StatxData;
 
     fn transform_oneshot_output(self, data: StatxData, cqe: cqueue::Entry) -> Self::Output {
         match cqe_result(&cqe) {
-            Ok(_) => Ok(Metadata::from_statx(&data.out)),
+            Ok(_) => Ok(data.out.into_inner()),
             Err(e) => {
                 let path: PathBuf = match (&self.dir_path, &data.name) {
                     (Some(dir), CName::Empty) => dir.to_path_buf(),
@@ -58,8 +56,6 @@ pub(crate) fn statx(
     name: CName,
     mask: u32,
 ) -> Oneshot<StatxData, StatxDone> {
-    // See `getdents`: the runtime's task must exist first.
-    Reaper::current();
     let mut flags = libc::AT_SYMLINK_NOFOLLOW;
     if matches!(name, CName::Empty) {
         flags |= libc::AT_EMPTY_PATH;

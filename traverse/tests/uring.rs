@@ -1,0 +1,331 @@
+//! The `uring` engine's own paths: few descriptors, a root swapped for a
+//! symlink while it is walked, a large directory shared out among its
+//! workers, and many directories in flight at once.
+
+mod testenv;
+
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use testenv::*;
+
+/// Runs `traverse ARGS PATH` under `ulimit -n LIMIT`.
+fn with_fd_limit(limit: u32, args: &str, path: &Path) -> std::process::Output {
+    let script = format!("ulimit -n {limit} && exec \"$0\" {args} \"$1\"");
+    Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .arg(bin())
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
+/// A tree of 12 levels with two subdirectories and a file at each, and a
+/// directory of 5 000 entries: more directories wait than descriptors fit.
+fn tree_of_waiting_parents(env: &TestEnv) -> std::path::PathBuf {
+    let mut level = env.mkdir("fds");
+    for depth in 0..12 {
+        for side in ["a", "b"] {
+            fs::create_dir(level.join(side)).unwrap();
+            fs::write(level.join(side).join("f"), vec![b'x'; depth + 1]).unwrap();
+        }
+        level = level.join("c");
+        fs::create_dir(&level).unwrap();
+    }
+    let wide = env.mkdir("fds/a/wide");
+    for i in 0..5_000 {
+        if i % 500 == 0 {
+            fs::create_dir(wide.join(format!("d{i}"))).unwrap();
+        } else {
+            fs::write(wide.join(format!("f{i}")), b"y").unwrap();
+        }
+    }
+    env.root().join("fds")
+}
+
+/// `ulimit -n 8`: stdin, stdout, stderr and the ring leave four
+/// descriptors, enough for one directory being read and the chain that
+/// reopens a parent. Every total exact, no error (the engine used to run
+/// out of descriptors below the root and count 24 errors on the Linux
+/// tree).
+#[test]
+fn eight_descriptors_give_exact_totals() {
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let want = reference(&t, false, false);
+    for args in ["--json --engine uring", "--json --engine uring -j 4"] {
+        let out = with_fd_limit(8, args, &t);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args}: {stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "{args}");
+    }
+    let out = with_fd_limit(8, "--list --engine uring", &t);
+    assert_eq!(out.status.code(), Some(0));
+    let lines = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+    assert_eq!(lines.count() as u64, find_count(&t, &[]));
+}
+
+/// Many directories in flight on each worker and a large directory shared
+/// out in chunks, at several worker counts: the same totals as du.
+#[test]
+fn workers_and_chunks_give_the_totals_of_du() {
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    for i in 0..200 {
+        env.file(&format!("fds/small/d{}/f{i}", i % 40), i);
+    }
+    let want = reference(&t, false, false);
+    for jobs in ["1", "2", "3", "16"] {
+        assert_eq!(totals(&t, "uring", &["-j", jobs]), want, "-j {jobs}");
+    }
+}
+
+/// Swaps two names atomically (`renameat2(RENAME_EXCHANGE)`).
+fn exchange(a: &Path, b: &Path) -> bool {
+    let a = CString::new(a.as_os_str().as_bytes()).unwrap();
+    let b = CString::new(b.as_os_str().as_bytes()).unwrap();
+    // SAFETY: both paths are NUL-terminated and outlive the call.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    ret == 0
+}
+
+/// PATH swapped with a symlink to another tree, over and over, while the
+/// engine lists PATH with few descriptors (so it reopens the root): no
+/// walk may list a path of the other tree. The engine used to open (and
+/// reopen) the root following symlinks, and printed the other tree in
+/// about one walk of ten.
+#[test]
+fn a_root_swapped_for_a_symlink_is_never_followed() {
+    let env = TestEnv::new();
+    let inside = env.mkdir("inside");
+    for d in 0..20 {
+        env.file(&format!("inside/d{d}/e/f"), 1);
+    }
+    env.file("outside/SECRET/x", 1);
+    let link = env.root().join("swap");
+    symlink(env.root().join("outside"), &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let (inside, link) = (inside.clone(), link.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                swaps += u64::from(exchange(&inside, &link));
+            }
+            swaps
+        })
+    };
+    let mut walks = 0;
+    for _ in 0..150 {
+        let out = with_fd_limit(8, "--list --engine uring", &inside);
+        let listed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !listed.contains("SECRET"),
+            "listed the other tree:\n{listed}"
+        );
+        walks += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "only {swaps} swaps in {walks} walks");
+}
+
+/// A symlink given as PATH is refused by this engine too, with the cause.
+#[test]
+fn a_symlink_root_is_refused() {
+    let env = TestEnv::new();
+    env.file("real/f", 10);
+    let link = env.root().join("link");
+    symlink(env.root().join("real"), &link).unwrap();
+    let out = traverse([
+        "--json".as_ref(),
+        "--engine".as_ref(),
+        "uring".as_ref(),
+        link.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!((got.files, got.dirs, got.errors), (0, 0, 1));
+}
+
+/// A seccomp filter that fails the system call `nr` with `errno` when the
+/// low 32 bits of its argument `arg` are `value`, and allows everything
+/// else.
+fn refuse(nr: libc::c_long, arg: u32, value: u32, errno: i32, cmd: &mut Command) -> &mut Command {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump_if = |k: u32, skip_if_not: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: 0,
+        jf: skip_if_not,
+        k,
+    };
+    let filter = [
+        // The system call number.
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        jump_if(nr as u32, 3),
+        // The argument's low 32 bits (`args[arg]`, little-endian, from
+        // offset 16 of `struct seccomp_data`).
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16 + 8 * arg),
+        jump_if(value, 1),
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | errno as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // makes two prctl system calls; `filter` is moved into the closure and
+    // lives until the call returns.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Where the kernel has GETDENTS the engine reads every directory through
+/// it: with `getdents64` refused for the engine's 1 MiB buffer (GETDENTS
+/// detection reads with 64 KiB and still works), the totals are exact. On a
+/// kernel without it, the same filter makes every directory read fail,
+/// which shows the filter works. In the test VM (patched kernel,
+/// `IO_URING_GETDENTS_REQUIRE=1`) GETDENTS must be there.
+#[test]
+fn with_getdents_no_directory_is_read_by_getdents64() {
+    let has_getdents = io_uring_getdents::detect::cached().opcode().is_some();
+    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+        assert!(has_getdents, "{}", io_uring_getdents::detect::cached());
+    }
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let want = reference(&t, false, false);
+    let out = refuse(
+        libc::SYS_getdents64,
+        2,
+        1 << 20,
+        libc::EPERM,
+        Command::new(bin())
+            .args(["--json", "--engine", "uring"])
+            .arg(&t),
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    if has_getdents {
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(got, want);
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("cannot read directory"), "{stderr}");
+        assert_eq!(got.dirs, 1, "only the root is counted");
+    }
+}
+
+/// When a worker's own ring cannot be set up (io_uring itself works), the
+/// worker stats with `statx` directly: exact totals, no message.
+#[test]
+fn workers_without_a_ring_stat_directly() {
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let want = reference(&t, false, false);
+    for jobs in ["1", "2"] {
+        // The workers' rings have 256 entries; the engine's probe 2 and
+        // GETDENTS detection 4.
+        let out = refuse(
+            libc::SYS_io_uring_setup,
+            0,
+            256,
+            libc::ENOMEM,
+            Command::new(bin())
+                .args(["--json", "--engine", "uring", "-j", jobs])
+                .arg(&t),
+        )
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "-j {jobs}: {stderr}");
+        assert!(stderr.is_empty(), "{stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "-j {jobs}");
+    }
+}
+
+/// With no thread to spare (`RLIMIT_NPROC` of 1, as an unprivileged user),
+/// no walker thread starts and io-wq cannot start a worker, so the kernel
+/// cancels every STATX (ECANCELED): the walk runs on the calling thread and
+/// stats what was cancelled itself. Exact totals, exit 0 (it used to count
+/// every entry below the root as an error). Limits of 2 and 3 let some
+/// walkers start and not others. Needs root to become `nobody`.
+#[test]
+fn no_thread_to_spare_gives_exact_totals() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: cannot run as nobody with a process limit; skipped");
+        return;
+    }
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    env.open_to_all();
+    let want = reference(&t, false, false);
+    for limit in [1, 2, 3] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--json", "--engine", "uring", "-j", "4"])
+            .arg(&t)
+            .uid(65534)
+            .gid(65534);
+        // SAFETY: the closure runs in the child between fork and exec and
+        // only calls setrlimit with a struct on its stack.
+        unsafe {
+            cmd.pre_exec(move || {
+                let max = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &max) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "limit {limit}: {stderr}");
+        let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+        assert_eq!(got, want, "limit {limit}");
+    }
+}
