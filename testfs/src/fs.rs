@@ -2,7 +2,7 @@
 //! directory, with the delay, the fault table and the counters.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, Metadata};
 use std::io;
 use std::os::unix::fs::{DirEntryExt, FileExt, FileTypeExt, MetadataExt};
@@ -86,6 +86,10 @@ pub(crate) struct TestFs {
     delay: Duration,
     ttl: Duration,
     faults: HashMap<PathBuf, Fault>,
+    /// Entries shown under another name: by source path, the name shown.
+    shown: HashMap<PathBuf, OsString>,
+    /// The same the other way: the path as shown, and the source path.
+    real: HashMap<PathBuf, PathBuf>,
     stats: Arc<Mutex<Stats>>,
     inodes: Mutex<Inodes>,
     handles: Mutex<HashMap<u64, Handle>>,
@@ -160,6 +164,7 @@ impl TestFs {
         delay: Duration,
         ttl: Duration,
         faults: HashMap<PathBuf, Fault>,
+        shown: HashMap<PathBuf, OsString>,
         stats: Arc<Mutex<Stats>>,
     ) -> TestFs {
         let mut inodes = Inodes {
@@ -168,11 +173,17 @@ impl TestFs {
         };
         let root_ino = inodes.intern((root.dev(), root.ino()), PathBuf::new(), INodeNo::ROOT);
         debug_assert_eq!(root_ino, INodeNo::ROOT);
+        let real = shown
+            .iter()
+            .map(|(path, name)| (path.with_file_name(name), path.clone()))
+            .collect();
         TestFs {
             source,
             delay,
             ttl,
             faults,
+            shown,
+            real,
             stats,
             inodes: Mutex::new(inodes),
             handles: Mutex::new(HashMap::new()),
@@ -252,6 +263,7 @@ impl TestFs {
 
     fn lookup_entry(&self, parent: INodeNo, name: &OsStr) -> Result<FileAttr, Errno> {
         let rel = self.rel(parent)?.join(name);
+        let rel = self.real.get(&rel).cloned().unwrap_or(rel);
         if let Some(errno) = self.injected(&rel, false) {
             return Err(errno);
         }
@@ -300,7 +312,9 @@ impl TestFs {
             let name = entry.file_name();
             // Same key as LOOKUP uses, so d_ino matches st_ino (except on a
             // mount point inside the source, as on any Linux filesystem).
-            let child = lock(&self.inodes).intern((dev, entry.ino()), rel.join(&name), ino);
+            let path = rel.join(&name);
+            let name = self.shown.get(&path).cloned().unwrap_or(name);
+            let child = lock(&self.inodes).intern((dev, entry.ino()), path, ino);
             items.push(DirItem {
                 name,
                 ino: child,

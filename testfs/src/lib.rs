@@ -33,7 +33,9 @@ mod fs;
 mod stats;
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -83,6 +85,7 @@ pub struct Options {
     threads: usize,
     ttl: Duration,
     faults: Vec<(PathBuf, Fault)>,
+    names: Vec<(PathBuf, OsString)>,
 }
 
 impl Default for Options {
@@ -105,6 +108,7 @@ impl Options {
             threads: 16,
             ttl: Duration::ZERO,
             faults: Vec::new(),
+            names: Vec::new(),
         }
     }
 
@@ -172,7 +176,28 @@ impl Options {
         self.faults.push((path.into(), fault));
         self
     }
+
+    /// Show the entry at `path` (relative to the source, or absolute
+    /// inside it) under `name` instead of its own: its parent lists `name`
+    /// and a lookup of `name` finds it. `name` may be up to 1 024 bytes
+    /// (FUSE's limit), longer than the 255 bytes local filesystems allow,
+    /// as ntfs-3g's names of up to 765 bytes are. It must not hold `/` or
+    /// NUL. The last name given for a path wins.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let long = "n".repeat(300);
+    /// let o = testfs::Options::new().show_as("dir/file", long);
+    /// ```
+    pub fn show_as(mut self, path: impl Into<PathBuf>, name: impl Into<OsString>) -> Options {
+        self.names.push((path.into(), name.into()));
+        self
+    }
 }
+
+/// FUSE's longest name (`FUSE_NAME_MAX`).
+const NAME_MAX: usize = 1024;
 
 /// Why this process cannot mount testfs, if it cannot: no `/dev/fuse`,
 /// or not root and no usable `fusermount3`. Tests that need a mount print
@@ -334,6 +359,33 @@ impl Mount {
         for (path, fault) in &options.faults {
             faults.insert(fault_key(&source, given_source, path)?, *fault);
         }
+        let mut names = HashMap::new();
+        for (path, name) in &options.names {
+            let bytes = name.as_bytes();
+            if bytes.is_empty()
+                || bytes.len() > NAME_MAX
+                || bytes.contains(&b'/')
+                || bytes.contains(&0)
+                || bytes == b"."
+                || bytes == b".."
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "name for {}: 1 to {NAME_MAX} bytes, no '/' or NUL, not . or ..",
+                        path.display()
+                    ),
+                ));
+            }
+            let key = fault_key(&source, given_source, path)?;
+            if key.as_os_str().is_empty() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the source's root has no name to show differently",
+                ));
+            }
+            names.insert(key, name.clone());
+        }
 
         let stats = Arc::new(Mutex::new(Stats::default()));
         let filesystem = fs::TestFs::new(
@@ -342,6 +394,7 @@ impl Mount {
             options.delay,
             options.ttl,
             faults,
+            names,
             stats.clone(),
         );
         let mut config = Config::default();

@@ -27,6 +27,8 @@ Options:
   --vanish PATH         fail LOOKUP, GETATTR, OPENDIR and READDIR of PATH
                         with ENOENT while its parent still lists it (as if
                         removed after the listing); repeatable
+  --show-as PATH NAME   list PATH under NAME (up to 1024 bytes, longer than
+                        local filesystems allow); repeatable
   --threads N           serve N requests at once [default: 16]
   --ttl-ms N            let the kernel cache names and attributes N ms
                         [default: 0: every stat reaches testfs]
@@ -74,6 +76,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             "--eio" => options = options.fault(path(&arg, args.next())?, Fault::Eio),
             "--eio-readdir" => options = options.fault(path(&arg, args.next())?, Fault::EioReaddir),
             "--vanish" => options = options.fault(path(&arg, args.next())?, Fault::Vanish),
+            "--show-as" => {
+                let entry = path(&arg, args.next())?;
+                let name = args.next().ok_or("--show-as needs a path and a name")?;
+                options = options.show_as(entry, name);
+            }
             flag if flag.starts_with('-') && flag.len() > 1 => {
                 return Err(format!("unknown option {flag:?}"))
             }

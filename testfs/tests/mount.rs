@@ -253,6 +253,51 @@ fn vanished_paths_are_listed_but_cannot_be_stat_ed() {
     assert_eq!(stats.eio_injected, 0);
 }
 
+#[test]
+fn entries_are_shown_under_names_longer_than_name_max() {
+    require_fuse!();
+    let (source, mnt) = dirs();
+    let (file_name, dir_name) = ("f".repeat(300), "d".repeat(1024));
+    let options = Options::new()
+        .show_as("a/f1.dat", &file_name)
+        .show_as("a/b", &dir_name);
+    let mount = Mount::new(source.path(), mnt.path(), &options).unwrap();
+    let a = mount.mountpoint().join("a");
+    let mut names: Vec<std::ffi::OsString> = fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    let mut want: Vec<std::ffi::OsString> = fs::read_dir(source.path().join("a"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "f1.dat" && n != "b")
+        .chain([file_name.clone().into(), dir_name.clone().into()])
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    // Found by the long names, with the source's attributes and contents.
+    let file = a.join(&file_name);
+    let original = source.path().join("a/f1.dat");
+    assert_eq!(fs::read(&file).unwrap(), fs::read(&original).unwrap());
+    let inside = list(&a.join(&dir_name)).0;
+    assert_eq!(inside, list(&source.path().join("a/b")).0);
+    assert!(!inside.is_empty());
+    drop(mount);
+
+    // Names FUSE cannot carry are refused, naming the path.
+    for bad in ["x".repeat(1025), "a/b".into(), String::new(), "..".into()] {
+        let err = Mount::new(
+            source.path(),
+            mnt.path(),
+            &Options::new().show_as("a/e", bad),
+        )
+        .err()
+        .expect("refused");
+        assert!(err.to_string().contains("a/e"), "{err}");
+    }
+}
+
 /// Reads a directory through the mount with getdents64 into `buf_size`
 /// bytes; returns (calls, records including `.` and `..`).
 fn getdents_all(dir: &Path, buf_size: usize) -> (u64, u64) {

@@ -16,7 +16,9 @@ use traverse::{Engine, WalkBuilder};
 /// followed. Errors go to stderr and the walk goes on (exit status 1);
 /// Ctrl-C prints the totals so far, marked partial (exit status 130).
 #[derive(Debug, Parser)]
-#[command(name = "traverse", version)]
+// A repeated option is accepted, the last value winning (`-x -x`, as du
+// takes it), rather than refused.
+#[command(name = "traverse", version, args_override_self = true)]
 pub struct Opts {
     /// Directories to count. A PATH that is not a directory (a file, a
     /// symlink, which is not followed: write `link/` to walk its target) is
@@ -121,5 +123,17 @@ mod tests {
     #[test]
     fn options_are_consistent() {
         Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn repeated_options_are_accepted() {
+        let opts = Opts::try_parse_from([
+            "traverse", "-x", "-x", "--json", "--json", "-j", "2", "-j", "3", "a", "b",
+        ])
+        .unwrap();
+        assert!(opts.one_file_system && opts.json);
+        assert_eq!(opts.jobs, Some(3));
+        assert_eq!(opts.paths, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert!(Opts::try_parse_from(["traverse", "--json", "--list", "a"]).is_err());
     }
 }

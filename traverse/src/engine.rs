@@ -23,6 +23,9 @@ pub(crate) struct Shared {
     pub config: Config,
     /// The root's device, for `--one-file-system`.
     pub root_dev: u64,
+    /// The root's mount, if `statx` told it: `--one-file-system` stops at
+    /// bind mounts too, which share the device of their source.
+    pub root_mnt: Option<u64>,
     pub budget: FdBudget,
     pub interrupt: Arc<AtomicBool>,
     pub progress: Arc<Progress>,
@@ -33,11 +36,18 @@ impl Shared {
         self.interrupt.load(Ordering::Relaxed)
     }
 
-    /// Whether an entry of this `d_type` must be stat'ed.
+    /// Whether an entry of this `d_type` must be stat'ed: always when
+    /// counting sizes; when listing, a directory too (its identity tells a
+    /// loop, its device and mount a mount point, as `find` stats it).
     pub fn needs_stat(&self, d_type: u8) -> bool {
-        !self.config.list
-            || d_type == libc::DT_UNKNOWN
-            || (d_type == libc::DT_DIR && self.config.one_file_system)
+        !self.config.list || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
+    }
+
+    /// Whether `st` is on another filesystem or mount than the root's
+    /// (for `--one-file-system`).
+    pub fn crosses(&self, st: &Stat) -> bool {
+        st.dev != self.root_dev
+            || matches!((st.mnt_id, self.root_mnt), (Some(a), Some(b)) if a != b)
     }
 
     /// Whether to sort a directory of `len` entries by inode number.
@@ -63,7 +73,7 @@ pub(crate) struct Worker<'v> {
     entry_path: Vec<u8>,
     /// Entries and bytes of the current directory, for [`Progress`].
     seen: u64,
-    bytes_before: u64,
+    bytes_before: u128,
 }
 
 impl<'v> Worker<'v> {
@@ -91,7 +101,9 @@ impl<'v> Worker<'v> {
     /// Ends the current directory: publishes its progress.
     pub fn leave(&mut self, shared: &Shared) {
         let bytes = self.acc.totals.bytes - self.bytes_before;
-        shared.progress.add(self.seen, bytes);
+        shared
+            .progress
+            .add(self.seen, u64::try_from(bytes).unwrap_or(u64::MAX));
         self.dir = None;
     }
 
@@ -134,13 +146,42 @@ impl<'v> Worker<'v> {
         self.acc.add(st);
     }
 
+    /// Checks the directory being read, stat'ed through its descriptor
+    /// once open (not by name before), against its ancestors: false, with
+    /// the error reported, when it is one of them (a loop). Records its
+    /// identity for the checks below it.
+    pub fn opened_dir(&mut self, st: &Stat) -> bool {
+        let Some(dir) = self.dir.clone() else {
+            return true;
+        };
+        let same = st.may_loop().then(|| dir.parent()).flatten();
+        if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
+            let cause = loop_cause(same);
+            self.dir_error(Op::Loop, cause);
+            return false;
+        }
+        dir.set_id(st.id());
+        true
+    }
+
     /// Counts the entry `name`, from its stat when the engine made one
     /// ([`Shared::needs_stat`]) or else from `d_type`, lists it in listing
-    /// mode, and says whether to descend into it.
+    /// mode, and says whether to descend into it. A directory that is one
+    /// of its own ancestors (a bind mount of it below itself) is reported
+    /// as a loop and neither counted nor listed, as `find` does (`du`
+    /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
         self.seen += 1;
+        if let Some(st) = st.filter(|st| st.is_dir() && st.may_loop()) {
+            let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
+            if let Some(same) = same {
+                let cause = loop_cause(same);
+                self.entry_error(name, Op::Loop, cause);
+                return false;
+            }
+        }
         let is_dir = match st {
-            Some(st) if shared.config.one_file_system && st.dev != shared.root_dev => {
+            Some(st) if shared.config.one_file_system && shared.crosses(st) => {
                 // A mount point: `find -xdev` lists it and `du -x` leaves
                 // out its size; neither descends.
                 self.acc.add_type(d_type_of(st.mode));
@@ -169,6 +210,14 @@ impl<'v> Worker<'v> {
         }
         is_dir
     }
+}
+
+/// Why a directory is not descended into: it is `same`.
+fn loop_cause(same: &DirNode) -> io::Error {
+    io::Error::other(format!(
+        "the same directory as {} (not descended into)",
+        same.path().display()
+    ))
 }
 
 /// What a directory task (`tokio`, `uring` engines) hands to the

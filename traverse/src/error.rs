@@ -17,6 +17,9 @@ pub enum Op {
     Open,
     /// Reading a directory's entries.
     Read,
+    /// Not descending into a directory that is one of its own ancestors
+    /// (a bind mount of it below itself), as `find` reports it.
+    Loop,
 }
 
 impl fmt::Display for Op {
@@ -25,6 +28,7 @@ impl fmt::Display for Op {
             Op::Stat => "cannot stat",
             Op::Open => "cannot open directory",
             Op::Read => "cannot read directory",
+            Op::Loop => "File system loop detected",
         })
     }
 }

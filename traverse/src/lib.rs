@@ -47,6 +47,7 @@ mod uring;
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::fmt;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::str::FromStr;
@@ -241,7 +242,13 @@ impl Progress {
 
     pub(crate) fn add(&self, entries: u64, bytes: u64) {
         self.entries.fetch_add(entries, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        // A display figure: it saturates rather than wraps (the totals
+        // themselves are exact, in 128 bits).
+        let _ = self
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_add(bytes))
+            });
     }
 }
 
@@ -475,13 +482,29 @@ impl Walk {
                 return self.finish(acc);
             }
         };
-        let st = match sys::statx(None, &croot) {
-            Ok(st) => st,
-            Err(cause) => {
-                visitor.error(Error::new(root, Op::Stat, cause));
-                acc.totals.errors += 1;
-                return self.finish(acc);
-            }
+        // The root is opened once, never through a symlink, and kept for
+        // the whole walk: every later open is relative to it, so a rename
+        // of PATH (or of a directory above it) during the walk cannot lead
+        // the walk into another tree.
+        let (opened, st) = match sys::open_dir(None, &croot) {
+            Ok(fd) => match sys::fstatx(fd.as_fd()) {
+                Ok(st) => (Ok(fd), st),
+                Err(cause) => {
+                    visitor.error(Error::new(root, Op::Stat, cause));
+                    acc.totals.errors += 1;
+                    return self.finish(acc);
+                }
+            },
+            // Why: a stat by name tells a missing PATH, a file or a
+            // symlink from a directory that cannot be opened.
+            Err(cause) => match sys::statx(None, &croot) {
+                Ok(st) => (Err(cause), st),
+                Err(cause) => {
+                    visitor.error(Error::new(root, Op::Stat, cause));
+                    acc.totals.errors += 1;
+                    return self.finish(acc);
+                }
+            },
         };
         if !st.is_dir() {
             visitor.error(Error::new(root, Op::Open, not_a_directory(st.mode)));
@@ -495,16 +518,27 @@ impl Walk {
             acc.add(&st);
         }
         self.progress.add(1, st.size);
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(cause) => {
+                // A directory that cannot be opened (no permission): counted,
+                // as du counts it, and reported.
+                visitor.error(Error::new(root, Op::Open, cause));
+                acc.totals.errors += 1;
+                return self.finish(acc);
+            }
+        };
         drop(visitor);
         if !self.interrupt.load(Ordering::Relaxed) {
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,
+                root_mnt: st.mnt_id,
                 budget: FdBudget::new(self.config.max_jobs, self.limit),
                 interrupt: Arc::clone(&self.interrupt),
                 progress: Arc::clone(&self.progress),
             });
-            let root = DirNode::root(croot);
+            let root = DirNode::root(croot, fd, st.id());
             let sub = match self.config.engine {
                 Engine::Threads | Engine::Auto => threads::walk(&shared, root, visitors),
                 Engine::Std => stdfs::walk(&shared, root, visitors),

@@ -39,12 +39,20 @@ fn main() -> ExitCode {
         interrupt: Arc::clone(&interrupt),
         stderr_tty: io::stderr().is_terminal(),
     };
+    if let Err(e) = check_stdout_open() {
+        // Nothing could be printed: say so (as du and find do) without
+        // walking.
+        sink.fail(e);
+    }
     // Never over a listing: both would share the terminal.
     let progress = io::stderr().is_terminal() && !matches!(config.output, Output::List(_));
     let mut all = Totals::default();
     let mut partial = false;
     let stdout = io::stdout();
     for path in &config.paths {
+        if sink.stdout_failed.load(Ordering::Relaxed) {
+            break;
+        }
         let summary = if progress {
             with_progress(&walk, || walk.run(path, &sink))
         } else {
@@ -57,10 +65,11 @@ fn main() -> ExitCode {
             Output::Json => output::json(Some(path), &summary.totals),
             Output::List(_) => String::new(),
         };
-        if sink.stdout_failed.load(Ordering::Relaxed) || partial {
-            if !text.is_empty() {
-                let _ = stdout.lock().write_all(text.as_bytes());
-            }
+        if sink.stdout_failed.load(Ordering::Relaxed) {
+            break;
+        }
+        if partial {
+            sink.write_out(text.as_bytes());
             break;
         }
         sink.write_out(text.as_bytes());
@@ -72,16 +81,19 @@ fn main() -> ExitCode {
             Output::List(_) => {}
         }
     }
-    let _ = stdout.lock().flush();
+    if let Err(e) = stdout.lock().flush() {
+        sink.fail(e);
+    }
     if let Some(e) = sink
         .stdout_error
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
     {
-        // A closed pipe (`traverse --list | head`) ends the walk quietly.
+        // A closed pipe (`traverse --list | head`) ends the walk quietly;
+        // any other failure is reported in du's and find's words.
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("traverse: cannot write to standard output: {e}");
+            eprintln!("traverse: write error: {e}");
         }
         return ExitCode::from(EXIT_ERRORS);
     }
@@ -111,13 +123,51 @@ impl Sink {
             return;
         }
         if let Err(e) = io::stdout().lock().write_all(bytes) {
-            self.stdout_failed.store(true, Ordering::Relaxed);
-            // Nobody reads the output any more: stop walking.
-            self.interrupt.store(true, Ordering::Relaxed);
-            *self.stdout_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            self.fail(e);
         }
     }
+
+    /// Records that stdout failed: nobody reads the output any more, so
+    /// the walk stops. The first error is the one reported.
+    fn fail(&self, e: io::Error) {
+        self.stdout_failed.store(true, Ordering::Relaxed);
+        self.interrupt.store(true, Ordering::Relaxed);
+        self.stdout_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
 }
+
+/// Fails with `EBADF` when descriptor 1 was closed at start
+/// (`traverse DIR >&-`), as du and find report it.
+fn check_stdout_open() -> io::Result<()> {
+    if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+        Err(io::Error::from_raw_os_error(libc::EBADF))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether descriptor 1 was closed when the process started. Rust's
+/// runtime opens `/dev/null` on a closed descriptor 0, 1 or 2 before
+/// `main`, after which writes to stdout succeed unseen; so this is looked
+/// at earlier, from the ELF constructors (which the C runtime runs before
+/// `main`).
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD reads the descriptor's flags and touches no memory;
+    // it needs nothing of Rust's runtime, which is not set up yet.
+    if unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED_AT_START.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Registers [`note_closed_stdout`] as an ELF constructor.
+#[used]
+#[link_section = ".init_array"]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
 
 /// One worker's share of the sink.
 struct WorkerSink<'a> {

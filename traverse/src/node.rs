@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::sys::{self, Stat};
 
@@ -23,37 +23,98 @@ use crate::sys::{self, Stat};
 /// a path when there is no parent.
 pub(crate) type Opener = fn(Option<BorrowedFd<'_>>, &CStr) -> io::Result<OwnedFd>;
 
+/// A directory's identity: (device, inode number).
+pub(crate) type DirId = (u64, u64);
+
 /// A directory of the tree: queued, being read, or a parent of queued ones.
 #[derive(Debug)]
 pub(crate) struct DirNode {
     parent: Option<Arc<DirNode>>,
     /// The name in the parent, or the root's path.
     name: CString,
+    /// Levels below the root (the root is 0).
+    depth: usize,
+    /// The root's descriptor, kept for the whole walk: the root is opened
+    /// by its path once, so a rename of PATH during the walk cannot swap
+    /// another tree in.
+    anchor: Option<Arc<OwnedFd>>,
+    /// (device, inode), once a stat has told it: for loop detection and
+    /// to check a parent reached through `..`.
+    id: OnceLock<DirId>,
     /// Kept open while subdirectories wait, if the budget allowed.
     fd: Mutex<Option<Arc<OwnedFd>>>,
     /// Subdirectories not yet opened.
     pending: AtomicUsize,
 }
 
+/// The directory a worker opened last, with its descriptor: the start
+/// for reaching a parent that kept no descriptor. One per worker; it
+/// holds one descriptor.
+#[derive(Debug, Default)]
+pub(crate) struct Cursor {
+    last: Option<(Arc<DirNode>, Arc<OwnedFd>)>,
+}
+
 impl DirNode {
-    /// The root of a walk, opened by `path`.
-    pub fn root(path: CString) -> Arc<DirNode> {
+    /// The root of a walk: `path`, already opened as `fd` (with
+    /// `O_NOFOLLOW | O_DIRECTORY`), whose stat gave `id`.
+    pub fn root(path: CString, fd: OwnedFd, id: DirId) -> Arc<DirNode> {
         Arc::new(DirNode {
             parent: None,
             name: path,
+            depth: 0,
+            anchor: Some(Arc::new(fd)),
+            id: OnceLock::from(id),
             fd: Mutex::new(None),
             pending: AtomicUsize::new(0),
         })
     }
 
-    /// A subdirectory `name` of `parent`.
+    /// A subdirectory `name` of `parent`, its identity not known yet.
     pub fn child(parent: &Arc<DirNode>, name: &CStr) -> Arc<DirNode> {
-        Arc::new(DirNode {
+        DirNode::child_with_id(parent, name, None)
+    }
+
+    /// A subdirectory `name` of `parent` whose stat gave `id`.
+    pub fn child_with_id(parent: &Arc<DirNode>, name: &CStr, id: Option<DirId>) -> Arc<DirNode> {
+        let node = DirNode {
             parent: Some(Arc::clone(parent)),
             name: name.to_owned(),
+            depth: parent.depth + 1,
+            anchor: None,
+            id: OnceLock::new(),
             fd: Mutex::new(None),
             pending: AtomicUsize::new(0),
-        })
+        };
+        if let Some(id) = id {
+            let _ = node.id.set(id);
+        }
+        Arc::new(node)
+    }
+
+    /// Records this directory's identity (a later stat of it, through its
+    /// descriptor); the first one recorded stays.
+    pub fn set_id(&self, id: DirId) {
+        let _ = self.id.set(id);
+    }
+
+    /// The nearest of this directory and its ancestors whose identity is
+    /// `id`: a directory found again below itself is a loop (a bind mount
+    /// of an ancestor), as `find` reports it.
+    pub fn same_as(&self, id: DirId) -> Option<&DirNode> {
+        let mut cur = Some(self);
+        while let Some(node) = cur {
+            if node.id.get() == Some(&id) {
+                return Some(node);
+            }
+            cur = node.parent.as_deref();
+        }
+        None
+    }
+
+    /// The parent, if this is not the root.
+    pub fn parent(&self) -> Option<&Arc<DirNode>> {
+        self.parent.as_ref()
     }
 
     /// The path for messages and listings: the root's path and the names
@@ -72,18 +133,18 @@ impl DirNode {
         PathBuf::from(OsStr::from_bytes(&bytes))
     }
 
-    /// Opens this directory for reading, relative to its parent. Counts
-    /// the open against the parent's queued children, so the parent closes
-    /// its descriptor once the last one is open.
-    pub fn open(&self, opener: Opener, budget: &FdBudget) -> io::Result<OwnedFd> {
-        let Some(parent) = &self.parent else {
-            return opener(None, &self.name);
-        };
-        let result = parent
-            .descriptor(opener)
-            .and_then(|pfd| opener(Some(pfd.as_fd()), &self.name));
-        parent.release(budget);
-        result
+    /// Opens this directory for reading, relative to its parent (the root
+    /// relative to its kept descriptor, as `.`), and makes it the worker's
+    /// `cursor`. Counts the open against the parent's queued children, so
+    /// the parent closes its descriptor once the last one is open.
+    pub fn open(
+        self: &Arc<Self>,
+        opener: Opener,
+        budget: &FdBudget,
+        cursor: &mut Cursor,
+    ) -> io::Result<Arc<OwnedFd>> {
+        self.open_or_stat(opener, budget, cursor)
+            .map_err(|(cause, _)| cause)
     }
 
     /// Opens this directory like [`open`](Self::open), for a walk that
@@ -93,20 +154,41 @@ impl DirNode {
     /// the error. No stat for the root, or when the parent cannot be
     /// reopened.
     pub fn open_or_stat(
-        &self,
+        self: &Arc<Self>,
         opener: Opener,
         budget: &FdBudget,
-    ) -> Result<OwnedFd, (io::Error, Option<io::Result<Stat>>)> {
-        let Some(parent) = &self.parent else {
-            return opener(None, &self.name).map_err(|cause| (cause, None));
+        cursor: &mut Cursor,
+    ) -> Result<Arc<OwnedFd>, (io::Error, Option<io::Result<Stat>>)> {
+        let result = match &self.parent {
+            None => self.reopen_root(opener).map_err(|cause| (cause, None)),
+            Some(parent) => {
+                let result = match parent.descriptor(opener, cursor) {
+                    Ok(pfd) => opener(Some(pfd.as_fd()), &self.name)
+                        .map_err(|cause| (cause, Some(sys::statx(Some(pfd.as_fd()), &self.name)))),
+                    Err(cause) => Err((cause, None)),
+                };
+                parent.release(budget);
+                result
+            }
         };
-        let result = match parent.descriptor(opener) {
-            Ok(pfd) => opener(Some(pfd.as_fd()), &self.name)
-                .map_err(|cause| (cause, Some(sys::statx(Some(pfd.as_fd()), &self.name)))),
-            Err(cause) => Err((cause, None)),
-        };
-        parent.release(budget);
-        result
+        let fd = Arc::new(result?);
+        // Set only now: the old cursor was the way up to the parent.
+        cursor.last = Some((Arc::clone(self), Arc::clone(&fd)));
+        Ok(fd)
+    }
+
+    /// A new descriptor of the root: `.` relative to the one kept since
+    /// the walk began (a description of its own, so reads through it have
+    /// their own position).
+    fn reopen_root(&self, opener: Opener) -> io::Result<OwnedFd> {
+        opener(Some(self.anchor()?.as_fd()), c".")
+    }
+
+    /// The root's kept descriptor (`EBADF` for any other directory).
+    fn anchor(&self) -> io::Result<&Arc<OwnedFd>> {
+        self.anchor
+            .as_ref()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
     }
 
     /// For a directory whose entries several workers stat: keeps `fd` for
@@ -152,29 +234,106 @@ impl DirNode {
         self.fd.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// This directory's descriptor: the kept one, or a new one opened down
-    /// from the nearest ancestor that kept one.
-    fn descriptor(&self, opener: Opener) -> io::Result<Arc<OwnedFd>> {
-        if let Some(fd) = self.lock_fd().clone() {
+    /// A descriptor this directory keeps: the root's, or one kept for its
+    /// queued children.
+    fn kept(&self) -> Option<Arc<OwnedFd>> {
+        self.anchor.clone().or_else(|| self.lock_fd().clone())
+    }
+
+    /// This directory's descriptor: a kept one, or one reached from the
+    /// worker's cursor by `..` when the cursor is below it and nearer than
+    /// an ancestor that kept one, or else one opened down from the nearest
+    /// ancestor that kept one. A depth-first walk thus climbs each edge at
+    /// most once on its way back up: the cost stays linear in the tree
+    /// however few descriptors `ulimit -n` leaves.
+    fn descriptor(&self, opener: Opener, cursor: &Cursor) -> io::Result<Arc<OwnedFd>> {
+        if let Some(fd) = self.kept() {
             return Ok(fd);
         }
-        let mut chain = vec![self];
-        let mut base = None;
-        let mut cur = self;
-        while let Some(parent) = &cur.parent {
-            if let Some(fd) = parent.lock_fd().clone() {
-                base = Some(fd);
-                break;
+        // How many levels below this directory the cursor is, if it is.
+        let up = cursor.last.as_ref().and_then(|(node, _)| {
+            let levels = node.depth.checked_sub(self.depth)?;
+            let mut cur = node.as_ref();
+            for _ in 0..levels {
+                cur = cur.parent.as_deref()?;
             }
-            chain.push(parent);
-            cur = parent;
+            std::ptr::eq(cur, self).then_some(levels)
+        });
+        if let Some(up) = up {
+            if !self.kept_within(up) {
+                if let Some(fd) = self.climb(opener, cursor, up) {
+                    return Ok(fd);
+                }
+            }
         }
-        let mut fd = base;
+        self.descend(opener)
+    }
+
+    /// Whether an ancestor at most `levels` levels up keeps a descriptor.
+    fn kept_within(&self, levels: usize) -> bool {
+        let mut cur = self.parent.as_deref();
+        for _ in 0..levels {
+            match cur {
+                Some(node) if node.kept().is_some() => return true,
+                Some(node) => cur = node.parent.as_deref(),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Opens this directory down from the nearest ancestor that kept a
+    /// descriptor (the root always keeps one).
+    fn descend(&self, opener: Opener) -> io::Result<Arc<OwnedFd>> {
+        let mut chain = Vec::new();
+        let mut cur = self;
+        let mut fd = loop {
+            if let Some(fd) = cur.kept() {
+                break fd;
+            }
+            chain.push(cur);
+            match &cur.parent {
+                Some(parent) => cur = parent,
+                None => return Err(io::Error::from_raw_os_error(libc::EBADF)),
+            }
+        };
         for node in chain.iter().rev() {
-            let next = opener(fd.as_deref().map(|f| f.as_fd()), &node.name)?;
-            fd = Some(Arc::new(next));
+            fd = Arc::new(opener(Some(fd.as_fd()), &node.name)?);
         }
-        Ok(fd.expect("the chain holds at least this node"))
+        Ok(fd)
+    }
+
+    /// This directory reached from the cursor `levels` levels below it by
+    /// `..`, each step checked to arrive at the (device, inode) recorded
+    /// for that ancestor, as fts does: `None` if any step fails or lands
+    /// elsewhere (a directory moved meanwhile).
+    fn climb(&self, opener: Opener, cursor: &Cursor, levels: usize) -> Option<Arc<OwnedFd>> {
+        let (node, fd) = cursor.last.as_ref()?;
+        let mut fd = Arc::clone(fd);
+        let mut cur = node.as_ref();
+        for _ in 0..levels {
+            cur = cur.parent.as_deref()?;
+            let want = *cur.id.get()?;
+            let up = opener(Some(fd.as_fd()), c"..").ok()?;
+            let got = sys::fstatx(up.as_fd()).ok()?;
+            if got.id() != want {
+                return None;
+            }
+            fd = Arc::new(up);
+        }
+        Some(fd)
+    }
+}
+
+impl Drop for DirNode {
+    /// Drops the chain of ancestors no one else holds one by one: the
+    /// default drop would recurse once per level, and a tree thousands of
+    /// levels deep would overflow a worker thread's stack.
+    fn drop(&mut self) {
+        let mut parent = self.parent.take();
+        while let Some(node) = parent {
+            parent = Arc::into_inner(node).and_then(|mut node| node.parent.take());
+        }
     }
 }
 
@@ -196,10 +355,11 @@ pub(crate) struct FdBudget {
 
 impl FdBudget {
     /// Descriptors left for queued parents once each worker has room for
-    /// the directory it reads, a reopened ancestor chain (two at a time)
-    /// and what `std::fs::read_dir` opens, plus stdio and runtime fds.
+    /// the directory it reads, its cursor, a reopened ancestor chain (two
+    /// at a time) and what `std::fs::read_dir` opens, plus stdio, the
+    /// root's and runtime fds.
     pub fn new(jobs: usize, limit: u64) -> FdBudget {
-        let reserve = 16 + 4 * jobs as u64;
+        let reserve = 16 + 5 * jobs as u64;
         let free = limit.saturating_sub(reserve).min(isize::MAX as u64 / 2);
         FdBudget {
             free: AtomicIsize::new(free as isize),
@@ -244,19 +404,20 @@ impl FdBudget {
 #[derive(Clone, Copy)]
 pub(crate) struct Ent {
     pub ino: u64,
-    start: u32,
-    len: u8,
+    /// Where the name starts in the names buffer. The name runs to its
+    /// NUL: no length is stored, so no length limit applies (FUSE allows
+    /// names of up to 1 024 bytes, ntfs-3g gives up to 765).
+    start: usize,
     pub d_type: u8,
 }
 
 impl Ent {
-    /// Appends `name` to `names` and returns the entry that refers to it.
+    /// Appends `name` (which holds no NUL: it comes from a C string) to
+    /// `names` and returns the entry that refers to it.
     pub fn push(names: &mut Vec<u8>, ino: u64, name: &[u8], d_type: u8) -> Ent {
         let ent = Ent {
             ino,
-            start: names.len() as u32,
-            // The kernel caps names at 255 bytes (NAME_MAX).
-            len: name.len().min(255) as u8,
+            start: names.len(),
             d_type,
         };
         names.extend_from_slice(name);
@@ -266,8 +427,30 @@ impl Ent {
 
     /// The entry's name in `names`, with its NUL.
     pub fn name<'n>(&self, names: &'n [u8]) -> &'n CStr {
-        let start = self.start as usize;
-        CStr::from_bytes_with_nul(&names[start..=start + usize::from(self.len)])
+        CStr::from_bytes_until_nul(&names[self.start..])
             .expect("names are stored with one NUL after them")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names longer than `NAME_MAX` (FUSE allows 1 024 bytes) come back
+    /// whole.
+    #[test]
+    fn names_of_any_length_are_stored_whole() {
+        let mut names = Vec::new();
+        let lengths = [1, 255, 256, 300, 1024, 4000];
+        let ents: Vec<(Ent, Vec<u8>)> = lengths
+            .iter()
+            .map(|&len| {
+                let name = vec![b'n'; len];
+                (Ent::push(&mut names, 7, &name, libc::DT_REG), name)
+            })
+            .collect();
+        for (ent, name) in &ents {
+            assert_eq!(ent.name(&names).to_bytes(), &name[..]);
+        }
     }
 }

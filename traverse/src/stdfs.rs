@@ -4,12 +4,13 @@
 //! parent's descriptor as `/proc/self/fd/N/name` (`O_NOFOLLOW` applies to
 //! `name`): like the other engines it has no `PATH_MAX` limit and stays in
 //! its tree. Entries come from `read_dir`, whose `metadata` stats relative
-//! to the directory's descriptor. Needs `/proc`.
+//! to the directory's descriptor (with `-x`, a directory is stat'ed with
+//! `statx` instead, for its mount id). Needs `/proc`.
 
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::{DirEntry, Metadata, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirEntryExt, MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use io_uring_getdents::dirent::FileType;
 
 use crate::engine::{Shared, Worker};
-use crate::node::DirNode;
+use crate::node::{Cursor, DirNode};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
 use crate::{Op, VisitorBuilder};
@@ -37,8 +38,27 @@ pub(crate) fn open_proc(parent: Option<BorrowedFd<'_>>, name: &CStr) -> io::Resu
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-        .open(path)?;
+        .open(path)
+        .map_err(|e| without_proc(parent, e))?;
     Ok(file.into())
+}
+
+/// `e`, or, when it came from a missing `/proc/self/fd` (`/proc` not
+/// mounted, as in some containers), an error that names `/proc`: the
+/// cause is not the directory being opened.
+fn without_proc(parent: Option<BorrowedFd<'_>>, e: io::Error) -> io::Error {
+    if parent.is_some()
+        && e.kind() == io::ErrorKind::NotFound
+        && !std::path::Path::new("/proc/self/fd").is_dir()
+    {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            "/proc/self/fd: No such file or directory (the std and tokio engines \
+             open directories through /proc, which is not mounted; use --engine threads)",
+        )
+    } else {
+        e
+    }
 }
 
 /// The path that reads the directory behind `fd`.
@@ -55,12 +75,31 @@ pub(crate) fn stat_of(meta: &Metadata) -> Stat {
         ino: meta.ino(),
         size: meta.size(),
         blocks: meta.blocks(),
+        mnt_id: None,
+        mount_root: None,
     }
 }
 
 /// The `DT_*` value of a `std` file type.
 pub(crate) fn d_type_of(ft: std::fs::FileType) -> u8 {
     FileType::from(ft).d_type()
+}
+
+/// The stat of a listed entry: `std`'s metadata, or with `-x` for a
+/// directory a `statx` relative to `dir`, which also gives the mount id
+/// (`-x` stops at bind mounts, which share the device of their source).
+pub(crate) fn stat_entry(
+    shared: &Shared,
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    d_type: u8,
+    meta: impl FnOnce() -> io::Result<Metadata>,
+) -> io::Result<Stat> {
+    if shared.config.one_file_system && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN) {
+        crate::sys::statx(Some(dir), &c_name(name))
+    } else {
+        meta().map(|m| stat_of(&m))
+    }
 }
 
 /// A name as the C string [`DirNode`] keeps (directory entries never hold
@@ -76,6 +115,7 @@ pub(crate) fn walk(
     visitors: &dyn VisitorBuilder,
 ) -> Accumulator {
     let mut worker = Worker::new(shared, visitors.build());
+    let mut cursor = Cursor::default();
     let mut stack = vec![root];
     let mut entries: Vec<DirEntry> = Vec::new();
     while let Some(dir) = stack.pop() {
@@ -83,7 +123,7 @@ pub(crate) fn walk(
             break;
         }
         worker.enter(&dir);
-        let fd = match dir.open(open_proc, &shared.budget) {
+        let fd = match dir.open(open_proc, &shared.budget, &mut cursor) {
             Ok(fd) => fd,
             Err(cause) => {
                 worker.dir_error(Op::Open, cause);
@@ -117,8 +157,8 @@ pub(crate) fn walk(
             let name = entry.file_name();
             let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
             let st = if shared.needs_stat(d_type) {
-                match entry.metadata() {
-                    Ok(meta) => Some(stat_of(&meta)),
+                match stat_entry(shared, fd.as_fd(), &name, d_type, || entry.metadata()) {
+                    Ok(st) => Some(st),
                     Err(cause) => {
                         worker.entry_error(name.as_bytes(), Op::Stat, cause);
                         continue;
@@ -128,7 +168,8 @@ pub(crate) fn walk(
                 None
             };
             if worker.entry(shared, name.as_bytes(), d_type, st.as_ref()) {
-                stack.push(DirNode::child(&dir, &c_name(&name)));
+                let id = st.as_ref().map(Stat::id);
+                stack.push(DirNode::child_with_id(&dir, &c_name(&name), id));
                 children += 1;
             }
         }

@@ -14,9 +14,27 @@ pub(crate) struct Stat {
     pub ino: u64,
     pub size: u64,
     pub blocks: u64,
+    /// The mount's id (`STATX_MNT_ID`), when the call gave one: bind
+    /// mounts share `dev` with their source but not this.
+    pub mnt_id: Option<u64>,
+    /// Whether this is the root of a mount (`STATX_ATTR_MOUNT_ROOT`), when
+    /// the call told: only a mount root can repeat an ancestor (a bind
+    /// mount), so the others skip the loop check.
+    pub mount_root: Option<bool>,
 }
 
 impl Stat {
+    /// (device, inode): what identifies a directory.
+    pub fn id(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
+    /// Whether this directory may be one of its ancestors: a mount root
+    /// (a bind mount of one), or not known.
+    pub fn may_loop(&self) -> bool {
+        self.mount_root != Some(false)
+    }
+
     pub fn is_dir(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFDIR
     }
@@ -36,13 +54,24 @@ impl Stat {
             ino: stx.stx_ino,
             size: stx.stx_size,
             blocks: stx.stx_blocks,
+            mnt_id: (stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id),
+            mount_root: (stx.stx_attributes_mask & MOUNT_ROOT != 0)
+                .then_some(stx.stx_attributes & MOUNT_ROOT != 0),
         }
     }
 }
 
-/// The fields of `statx` the totals use.
-pub(crate) const STATX_MASK: u32 =
-    libc::STATX_TYPE | libc::STATX_NLINK | libc::STATX_INO | libc::STATX_SIZE | libc::STATX_BLOCKS;
+/// `STATX_ATTR_MOUNT_ROOT` as the attribute bits' type.
+const MOUNT_ROOT: u64 = libc::STATX_ATTR_MOUNT_ROOT as u64;
+
+/// The fields of `statx` the totals use, and the mount id for `-x`
+/// (Linux 5.8; older kernels leave it out of `stx_mask`).
+pub(crate) const STATX_MASK: u32 = libc::STATX_TYPE
+    | libc::STATX_NLINK
+    | libc::STATX_INO
+    | libc::STATX_SIZE
+    | libc::STATX_BLOCKS
+    | libc::STATX_MNT_ID;
 
 /// Never follow the last component; never trigger an automount (du does
 /// not either).

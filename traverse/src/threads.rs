@@ -14,9 +14,11 @@
 //! out of work or gives some away, never per entry and, while every worker
 //! is busy, not per directory either.
 
+use std::io;
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
@@ -26,14 +28,27 @@ use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
 use crate::links::{self, Links};
-use crate::node::{DirNode, Ent};
+use crate::node::{Cursor, DirNode, Ent};
 use crate::sys;
 use crate::totals::Accumulator;
-use crate::{Op, VisitorBuilder};
+use crate::{Error, Op, VisitorBuilder};
 
 /// Bytes per `getdents64` call: a directory of up to ~30 000 entries is
 /// read in one call (peers use 32 KiB, about 1 000 entries).
 const BUF_LEN: usize = 1 << 20;
+
+/// A worker thread's stack: the walk is a loop, not a recursion, so a
+/// small one does (Rust's default is 2 MiB, which counts against
+/// `ulimit -v`).
+const WORKER_STACK: usize = 256 << 10;
+
+/// Address space that must be free for one more worker thread: its stack
+/// and buffer, and room to spare for the walk's other allocations.
+const WORKER_ROOM: usize = 16 << 20;
+
+/// The buffer when [`BUF_LEN`] cannot be allocated (as much as glibc's
+/// `readdir` uses).
+const SMALL_BUF_LEN: usize = 32 << 10;
 
 /// Entries per chunk of a large directory's stats.
 const CHUNK: usize = 2048;
@@ -57,8 +72,16 @@ struct Pool<'a> {
     shared: &'a Shared,
     visitors: &'a dyn VisitorBuilder,
     queue: Queue,
-    /// Workers started; more start while work is slow, up to `max_jobs`.
+    /// Workers counted in: started, or about to be (counted by a busy
+    /// worker before it spawns one, so the walk cannot end early). More
+    /// start while work is slow, up to `max_jobs`.
     running: AtomicUsize,
+    /// Set once spawning a thread failed (`ulimit -u`, `ulimit -v`): the
+    /// pool stops growing and walks with the threads it has.
+    spawn_failed: AtomicBool,
+    /// Why the walk was cut short (a worker panicked, or none could
+    /// start): reported as an error once every worker has stopped.
+    failure: Mutex<Option<String>>,
     total: Mutex<Accumulator>,
     /// Hard-linked inodes stat'ed so far; `None` when every name must be
     /// stat'ed anyway (listing, `--count-links`).
@@ -69,24 +92,24 @@ struct Pool<'a> {
 /// and more (up to `max_jobs`) when the disk is what they wait for: on a
 /// cold cache many requests in flight let the device and the kernel
 /// overlap them, while on a warm cache extra threads only add contention.
+///
+/// One worker runs on the calling thread, so the walk goes on when no
+/// thread can be spawned; a spawn that fails means fewer workers. A worker
+/// that panics stops the walk: the others stop, and the summary counts one
+/// error, reported with the panic's message.
 pub(crate) fn walk(
     shared: &Shared,
     root: Arc<DirNode>,
     visitors: &dyn VisitorBuilder,
 ) -> Accumulator {
+    let root_path = root.path();
     let pool = Pool {
         shared,
         visitors,
-        queue: Queue {
-            state: Mutex::new(State {
-                stack: vec![Work::Dir(root, Some(shared.root_dev))],
-                idle: 0,
-                done: false,
-            }),
-            ready: Condvar::new(),
-            hungry: AtomicUsize::new(0),
-        },
-        running: AtomicUsize::new(shared.config.jobs),
+        queue: Queue::new(vec![Work::Dir(root, Some(shared.root_dev))]),
+        running: AtomicUsize::new(1),
+        spawn_failed: AtomicBool::new(false),
+        failure: Mutex::new(None),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
         links: if shared.config.list || shared.config.count_links {
             None
@@ -94,83 +117,166 @@ pub(crate) fn walk(
             Links::new()
         },
     };
-    std::thread::scope(|scope| {
-        for _ in 0..shared.config.jobs {
-            start_worker(&pool, scope);
-        }
-    });
-    pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
+    // The calling thread's worker gets its buffer first: if memory is so
+    // short that even it cannot, nothing can be walked.
+    match Reader::new() {
+        Ok(reader) => std::thread::scope(|scope| {
+            for _ in 1..shared.config.jobs {
+                if !pool.grow() || !start_worker(&pool, scope) {
+                    break;
+                }
+            }
+            run_worker(&pool, scope, reader);
+        }),
+        Err(why) => pool.fail(why),
+    }
+    let mut total = pool.total.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(why) = pool.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        let cause = io::Error::other(format!("{why}; the totals are incomplete"));
+        visitors
+            .build()
+            .error(Error::new(root_path, Op::Read, cause));
+        total.totals.errors += 1;
+    }
+    total
 }
 
-fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) {
-    scope.spawn(move || {
-        let shared = pool.shared;
-        let mut worker = Worker::new(shared, pool.visitors.build());
-        let mut reader = Reader::new();
-        let mut own: Vec<Work> = Vec::new();
-        // Voluntary context switches counted since the last slow unit (or
-        // the last wait for work, which blocks too); read only while the
-        // pool may grow, and then once per slow unit: a fast warm walk
-        // makes no getrusage call.
-        let mut switches: Option<u64> = None;
-        loop {
-            let work = match own.pop() {
-                Some(work) if !shared.interrupted() => work,
-                _ => {
-                    own.clear();
-                    switches = None;
-                    match pool.queue.take(shared, &pool.running) {
-                        Some(work) => work,
-                        None => break,
-                    }
+/// Spawns a worker thread (already counted in `running`); false, with
+/// the count given back, when the system refuses a thread or memory is
+/// short. The thread's buffer is allocated here, before the spawn, so
+/// the check for room to spare sees what the threads already started
+/// took.
+fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) -> bool {
+    // Little address space left (`ulimit -v`): a thread would take what
+    // the walk's own allocations need, and a failed allocation aborts
+    // the process.
+    let room = Vec::<u8>::new().try_reserve_exact(WORKER_ROOM).is_ok();
+    let Some(reader) = room.then(Reader::new).and_then(Result::ok) else {
+        pool.cannot_grow();
+        return false;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("traverse-worker".into())
+        .stack_size(WORKER_STACK)
+        .spawn_scoped(scope, move || run_worker(pool, scope, reader));
+    if spawned.is_err() {
+        pool.cannot_grow();
+        return false;
+    }
+    true
+}
+
+/// Runs one worker until the walk ends. A panic (a bug, or a visitor's)
+/// is caught here: it ends the whole walk rather than leaving the others
+/// waiting forever for a worker that no longer runs.
+fn run_worker<'scope, 'env>(
+    pool: &'env Pool<'env>,
+    scope: &'scope Scope<'scope, 'env>,
+    reader: Reader,
+) {
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| work(pool, scope, reader)));
+    if let Err(payload) = outcome {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        pool.fail(format!("a worker thread panicked: {message}"));
+    }
+    pool.queue.leave(&pool.running);
+}
+
+/// One worker's loop: its own stack first, then the shared one, until the
+/// walk is over.
+fn work<'scope, 'env>(
+    pool: &'env Pool<'env>,
+    scope: &'scope Scope<'scope, 'env>,
+    mut reader: Reader,
+) {
+    let shared = pool.shared;
+    let mut worker = Worker::new(shared, pool.visitors.build());
+    let mut own: Vec<Work> = Vec::new();
+    // Voluntary context switches counted since the last slow unit (or
+    // the last wait for work, which blocks too); read only while the
+    // pool may grow, and then once per slow unit: a fast warm walk
+    // makes no getrusage call.
+    let mut switches: Option<u64> = None;
+    loop {
+        let work = match own.pop() {
+            Some(work) if !shared.interrupted() && !pool.queue.aborted() => work,
+            _ => {
+                own.clear();
+                switches = None;
+                match pool.queue.take(shared, &pool.running) {
+                    Some(work) => work,
+                    None => break,
                 }
-            };
-            if switches.is_none() && pool.may_grow() {
-                switches = Some(sys::voluntary_switches());
             }
-            let started = switches.map(|_| Instant::now());
-            let entries = match work {
-                Work::Dir(dir, dev) => reader.read(&mut worker, pool, &dir, Some(dev)),
-                Work::Subdir(dir) => reader.read(&mut worker, pool, &dir, None),
-                Work::Stat(batch, range) => reader.stat_chunk(&mut worker, pool, &batch, range),
-            };
-            // Slow and blocked (not merely preempted by a busy machine):
-            // waiting for the disk.
-            let slow = SLOW_UNIT + SLOW_PER_ENTRY * entries as u32;
-            if let (Some(before), Some(started)) = (switches, started) {
-                if started.elapsed() > slow {
-                    let now = sys::voluntary_switches();
-                    if now > before && pool.grow() {
-                        start_worker(pool, scope);
-                    }
-                    switches = Some(now);
-                }
-            }
-            own.append(&mut reader.children);
-            pool.queue.offer(&mut own);
+        };
+        if switches.is_none() && pool.may_grow() {
+            switches = Some(sys::voluntary_switches());
         }
-        let acc = worker.into_accumulator();
-        pool.total
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .merge(acc);
-    });
+        let started = switches.map(|_| Instant::now());
+        let entries = match work {
+            Work::Dir(dir, dev) => reader.read(&mut worker, pool, &dir, Some(dev)),
+            Work::Subdir(dir) => reader.read(&mut worker, pool, &dir, None),
+            Work::Stat(batch, range) => reader.stat_chunk(&mut worker, pool, &batch, range),
+        };
+        // Slow and blocked (not merely preempted by a busy machine):
+        // waiting for the disk.
+        let slow = SLOW_UNIT + SLOW_PER_ENTRY * entries as u32;
+        if let (Some(before), Some(started)) = (switches, started) {
+            if started.elapsed() > slow {
+                let now = sys::voluntary_switches();
+                if now > before && pool.grow() {
+                    start_worker(pool, scope);
+                }
+                switches = Some(now);
+            }
+        }
+        own.append(&mut reader.children);
+        pool.queue.offer(&mut own);
+    }
+    let acc = worker.into_accumulator();
+    pool.total
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .merge(acc);
 }
 
 impl Pool<'_> {
+    /// Ends the walk for `why` (the first reason given is reported).
+    fn fail(&self, why: String) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(why);
+        self.queue.abort();
+    }
+
+    /// A worker counted in could not start: the pool stops growing and
+    /// walks with the workers it has.
+    fn cannot_grow(&self) {
+        self.spawn_failed.store(true, Ordering::Relaxed);
+        self.queue.leave(&self.running);
+    }
+
     /// Whether more workers may still start.
     fn may_grow(&self) -> bool {
         self.running.load(Ordering::Relaxed) < self.shared.config.max_jobs
+            && !self.spawn_failed.load(Ordering::Relaxed)
     }
 
     /// Counts one more worker if the limit allows.
     fn grow(&self) -> bool {
         let max = self.shared.config.max_jobs;
-        self.running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_ok()
+        !self.spawn_failed.load(Ordering::Relaxed)
+            && self
+                .running
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                    (n < max).then_some(n + 1)
+                })
+                .is_ok()
     }
 }
 
@@ -228,30 +334,51 @@ fn share_chunks(pool: &Pool<'_>, batch: &Arc<Batch>, from: usize) {
     );
 }
 
-struct State {
+struct State<W> {
     /// Work any worker may take.
-    stack: Vec<Work>,
+    stack: Vec<W>,
     /// Workers waiting for work; when all are, the walk is over.
     idle: usize,
     done: bool,
 }
 
-struct Queue {
-    state: Mutex<State>,
+/// The shared stack of work, and the rule that ends the walk: every
+/// worker counted in waits, and the stack is empty. A worker that ends
+/// for any reason (the walk over, a panic, a thread that could not be
+/// spawned) is counted out with [`leave`](Self::leave), so the others
+/// never wait for it.
+struct Queue<W = Work> {
+    state: Mutex<State<W>>,
     ready: Condvar,
     /// A copy of `State::idle` that busy workers read without the lock,
     /// to know when to give work away.
     hungry: AtomicUsize,
+    /// Set when the walk is cut short (a worker panicked): busy workers
+    /// stop at their next unit of work.
+    aborted: AtomicBool,
 }
 
-impl Queue {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<W> Queue<W> {
+    fn new(stack: Vec<W>) -> Queue<W> {
+        Queue {
+            state: Mutex::new(State {
+                stack,
+                idle: 0,
+                done: false,
+            }),
+            ready: Condvar::new(),
+            hungry: AtomicUsize::new(0),
+            aborted: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<W>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Puts work on the shared stack and wakes waiting workers, if any (a
     /// wake-up is a system call even when nobody waits).
-    fn share(&self, work: impl IntoIterator<Item = Work>) {
+    fn share(&self, work: impl IntoIterator<Item = W>) {
         let mut st = self.lock();
         let before = st.stack.len();
         st.stack.extend(work);
@@ -264,7 +391,7 @@ impl Queue {
 
     /// Gives the older half of a worker's own stack to waiting workers,
     /// if there are any and the worker has more than one directory left.
-    fn offer(&self, own: &mut Vec<Work>) {
+    fn offer(&self, own: &mut Vec<W>) {
         if own.len() > 1 && self.hungry.load(Ordering::Relaxed) > 0 {
             let half = own.len() / 2;
             self.share(own.drain(..half));
@@ -273,13 +400,18 @@ impl Queue {
 
     /// Work from the shared stack, waiting for some if it is empty; `None`
     /// when the walk is over (every one of `workers` waits) or interrupted.
-    fn take(&self, shared: &Shared, workers: &AtomicUsize) -> Option<Work> {
+    fn take(&self, shared: &Shared, workers: &AtomicUsize) -> Option<W> {
+        self.take_unless(|| shared.interrupted(), workers)
+    }
+
+    /// [`take`](Self::take), with the interrupt flag read by `interrupted`.
+    fn take_unless(&self, interrupted: impl Fn() -> bool, workers: &AtomicUsize) -> Option<W> {
         let mut st = self.lock();
         loop {
             if st.done {
                 return None;
             }
-            if shared.interrupted() {
+            if interrupted() {
                 st.done = true;
                 st.stack.clear();
                 self.ready.notify_all();
@@ -302,11 +434,39 @@ impl Queue {
             self.hungry.store(st.idle, Ordering::Relaxed);
         }
     }
+
+    /// Counts a worker out of `workers` (it ended, or was never spawned).
+    /// If every remaining worker waits and no work is left, the walk is
+    /// over: they are woken to see it.
+    fn leave(&self, workers: &AtomicUsize) {
+        let mut st = self.lock();
+        let left = workers.fetch_sub(1, Ordering::AcqRel) - 1;
+        if st.stack.is_empty() && st.idle == left {
+            st.done = true;
+            self.ready.notify_all();
+        }
+    }
+
+    /// Ends the walk now: queued work is dropped and every worker stops
+    /// at its next unit of work.
+    fn abort(&self) {
+        self.aborted.store(true, Ordering::Relaxed);
+        let mut st = self.lock();
+        st.done = true;
+        st.stack.clear();
+        self.ready.notify_all();
+    }
+
+    fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::Relaxed)
+    }
 }
 
 /// A worker's buffers, kept from one directory to the next.
 struct Reader {
     buf: Vec<u8>,
+    /// The directory this worker opened last (see [`Cursor`]).
+    cursor: Cursor,
     names: Vec<u8>,
     ents: Vec<Ent>,
     /// Subdirectories found by the current unit of work.
@@ -317,14 +477,23 @@ struct Reader {
 }
 
 impl Reader {
-    fn new() -> Reader {
-        Reader {
-            buf: vec![0; BUF_LEN],
+    /// A reader with a [`BUF_LEN`] buffer, or a smaller one when memory is
+    /// short (`ulimit -v`): more `getdents64` calls, the same result.
+    fn new() -> Result<Reader, String> {
+        let mut buf = Vec::new();
+        if buf.try_reserve_exact(BUF_LEN).is_err() && buf.try_reserve_exact(SMALL_BUF_LEN).is_err()
+        {
+            return Err("cannot allocate a buffer to read directories".to_owned());
+        }
+        buf.resize(buf.capacity().min(BUF_LEN), 0);
+        Ok(Reader {
+            buf,
+            cursor: Cursor::default(),
             names: Vec::new(),
             ents: Vec::new(),
             children: Vec::new(),
             trust: Vec::new(),
-        }
+        })
     }
 
     /// `dev` if the directory `fd` on it is on a filesystem whose `d_ino`s
@@ -357,9 +526,9 @@ impl Reader {
         let uncounted = counted.is_none();
         worker.enter(dir);
         let opened = if uncounted {
-            dir.open_or_stat(sys::open_dir, &shared.budget)
+            dir.open_or_stat(sys::open_dir, &shared.budget, &mut self.cursor)
         } else {
-            dir.open(sys::open_dir, &shared.budget)
+            dir.open(sys::open_dir, &shared.budget, &mut self.cursor)
                 .map_err(|cause| (cause, None))
         };
         let fd = match opened {
@@ -386,6 +555,10 @@ impl Reader {
             Some(dev) => dev,
             None => match sys::fstatx(fd.as_fd()) {
                 Ok(st) => {
+                    if !worker.opened_dir(&st) {
+                        worker.leave(shared);
+                        return 0;
+                    }
                     worker.count_stat(&st);
                     Some(st.dev)
                 }
@@ -402,7 +575,6 @@ impl Reader {
             .and_then(|(links, dev)| self.link_dev(dev, fd.as_fd()).map(|dev| (links, dev)));
         self.names.clear();
         self.ents.clear();
-        let fd = Arc::new(fd);
         let may_split = !shared.config.list && shared.config.max_jobs > 1;
         let mut order = Order::Undecided;
         // Entries at the front of `ents` already stat'ed (the probe), and
@@ -668,8 +840,92 @@ fn stat_entries(
             None
         };
         if worker.entry(shared, name, ent.d_type, st.as_ref()) {
-            let dev = st.map(|st| st.dev);
-            children.push(Work::Dir(DirNode::child(dir, cname), dev));
+            let (dev, id) = (st.map(|st| st.dev), st.map(|st| st.id()));
+            children.push(Work::Dir(DirNode::child_with_id(dir, cname, id), dev));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// `take` on another thread; its result arrives on the channel.
+    fn take_in_thread(
+        queue: &Arc<Queue<u32>>,
+        workers: &Arc<AtomicUsize>,
+    ) -> mpsc::Receiver<Option<u32>> {
+        let (tx, rx) = mpsc::channel();
+        let (queue, workers) = (Arc::clone(queue), Arc::clone(workers));
+        std::thread::spawn(move || {
+            let _ = tx.send(queue.take_unless(|| false, &workers));
+        });
+        rx
+    }
+
+    fn wait_for_idle(queue: &Queue<u32>, idle: usize) {
+        while queue.lock().idle < idle {
+            std::thread::yield_now();
+        }
+    }
+
+    const LONG: Duration = Duration::from_secs(30);
+
+    /// A worker counted out (it panicked, or its thread was never
+    /// spawned) while every other one waits on an empty stack ends the
+    /// walk: the waiting ones are woken and told so.
+    #[test]
+    fn counting_a_worker_out_ends_the_walk_when_the_rest_wait() {
+        let queue = Arc::new(Queue::new(vec![1]));
+        let workers = Arc::new(AtomicUsize::new(3));
+        assert_eq!(queue.take_unless(|| false, &workers), Some(1));
+        let (b, c) = (
+            take_in_thread(&queue, &workers),
+            take_in_thread(&queue, &workers),
+        );
+        wait_for_idle(&queue, 2);
+        queue.leave(&workers);
+        assert_eq!(b.recv_timeout(LONG), Ok(None));
+        assert_eq!(c.recv_timeout(LONG), Ok(None));
+    }
+
+    /// Counting a worker out while work is queued does not end the walk:
+    /// the rest take the work, and the walk ends when they all wait.
+    #[test]
+    fn queued_work_outlives_a_worker_counted_out() {
+        let queue = Arc::new(Queue::new(vec![7]));
+        let workers = Arc::new(AtomicUsize::new(2));
+        queue.leave(&workers);
+        assert_eq!(queue.take_unless(|| false, &workers), Some(7));
+        let b = take_in_thread(&queue, &workers);
+        assert!(b.recv_timeout(LONG).unwrap().is_none());
+    }
+
+    /// A waiting worker gets work shared by a busy one, and is not told
+    /// the walk is over while that one may still share more.
+    #[test]
+    fn a_waiting_worker_gets_shared_work() {
+        let queue = Arc::new(Queue::new(Vec::new()));
+        let workers = Arc::new(AtomicUsize::new(2));
+        let b = take_in_thread(&queue, &workers);
+        wait_for_idle(&queue, 1);
+        queue.share([5]);
+        assert_eq!(b.recv_timeout(LONG), Ok(Some(5)));
+        // Both wait now: over.
+        let b = take_in_thread(&queue, &workers);
+        wait_for_idle(&queue, 1);
+        assert_eq!(queue.take_unless(|| false, &workers), None);
+        assert_eq!(b.recv_timeout(LONG), Ok(None));
+    }
+
+    /// An abort ends the walk for every worker, queued work or not.
+    #[test]
+    fn an_abort_ends_the_walk_at_once() {
+        let queue = Arc::new(Queue::new(vec![1, 2]));
+        let workers = Arc::new(AtomicUsize::new(2));
+        queue.abort();
+        assert!(queue.aborted());
+        assert_eq!(queue.take_unless(|| false, &workers), None);
     }
 }

@@ -6,15 +6,17 @@
 //! `/proc/self/fd/N/name`, so no path grows past `PATH_MAX`.
 
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinSet;
 
 use crate::engine::{Event, Forward, Shared, Worker};
-use crate::node::DirNode;
+use crate::node::{Cursor, DirNode};
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_of};
+use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
 use crate::{Error, Op, VisitorBuilder};
 
@@ -38,6 +40,9 @@ pub(crate) fn walk(
         }
     };
     let (tx, rx) = mpsc::channel();
+    // One cursor for all tasks (opens are short, on the blocking pool):
+    // the directory opened last is where the next reopen starts.
+    let cursor = Arc::new(Mutex::new(Cursor::default()));
     runtime.block_on(async {
         let mut tasks = JoinSet::new();
         let mut stack = vec![root];
@@ -46,7 +51,8 @@ pub(crate) fn walk(
                 let Some(dir) = stack.pop() else { break };
                 let task_shared = Arc::clone(shared);
                 let tx = tx.clone();
-                tasks.spawn(async move { read_dir(task_shared, dir, tx).await });
+                let cursor = Arc::clone(&cursor);
+                tasks.spawn(async move { read_dir(task_shared, dir, tx, cursor).await });
             }
             let Some(joined) = tasks.join_next().await else {
                 break;
@@ -73,13 +79,18 @@ async fn read_dir(
     shared: Arc<Shared>,
     dir: Arc<DirNode>,
     tx: mpsc::Sender<Event>,
+    cursor: Arc<Mutex<Cursor>>,
 ) -> (Accumulator, Vec<Arc<DirNode>>) {
     let mut worker = Worker::new(&shared, Box::new(Forward(tx)));
     let mut children = Vec::new();
     worker.enter(&dir);
     let opening = {
         let (dir, shared) = (Arc::clone(&dir), Arc::clone(&shared));
-        tokio::task::spawn_blocking(move || dir.open(open_proc, &shared.budget)).await
+        tokio::task::spawn_blocking(move || {
+            let mut cursor = cursor.lock().unwrap_or_else(|p| p.into_inner());
+            dir.open(open_proc, &shared.budget, &mut cursor)
+        })
+        .await
     };
     let fd = match opening.unwrap_or_else(|e| Err(io::Error::other(e))) {
         Ok(fd) => fd,
@@ -113,8 +124,19 @@ async fn read_dir(
         let name = entry.file_name();
         let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
         let st = if shared.needs_stat(d_type) {
-            match entry.metadata().await {
-                Ok(meta) => Some(stat_of(&meta)),
+            let stat = if shared.config.one_file_system
+                && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+            {
+                // `-x` needs the mount id, which only statx gives.
+                let (fd, cname) = (Arc::clone(&fd), c_name(&name));
+                tokio::task::spawn_blocking(move || sys::statx(Some(fd.as_fd()), &cname))
+                    .await
+                    .unwrap_or_else(|e| Err(io::Error::other(e)))
+            } else {
+                entry.metadata().await.map(|meta| stat_of(&meta))
+            };
+            match stat {
+                Ok(st) => Some(st),
                 Err(cause) => {
                     worker.entry_error(name.as_bytes(), Op::Stat, cause);
                     continue;
@@ -124,7 +146,8 @@ async fn read_dir(
             None
         };
         if worker.entry(&shared, name.as_bytes(), d_type, st.as_ref()) {
-            children.push(DirNode::child(&dir, &c_name(&name)));
+            let id = st.as_ref().map(Stat::id);
+            children.push(DirNode::child_with_id(&dir, &c_name(&name), id));
         }
     }
     dir.keep(fd, children.len(), &shared.budget);

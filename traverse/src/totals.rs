@@ -33,10 +33,11 @@ pub struct Totals {
     /// FIFOs, sockets and devices.
     pub other: u64,
     /// Apparent size: `st_size` of every entry, the root included
-    /// (`du -sb`).
-    pub bytes: u64,
-    /// Disk usage: `st_blocks * 512` (`du -sB1`).
-    pub disk_bytes: u64,
+    /// (`du -sb`). 128 bits: sparse files can claim up to 2^63-1 bytes
+    /// each, so a sum may pass 2^64 (where `du` prints "Infinity").
+    pub bytes: u128,
+    /// Disk usage: `st_blocks * 512` (`du -sB1`), 128 bits like `bytes`.
+    pub disk_bytes: u128,
     /// Entries or directories that could not be read.
     pub errors: u64,
 }
@@ -51,6 +52,11 @@ impl AddAssign for Totals {
         self.disk_bytes += rhs.disk_bytes;
         self.errors += rhs.errors;
     }
+}
+
+/// The disk usage of `blocks` 512-byte blocks, exact in 128 bits.
+fn disk_bytes(blocks: u64) -> u128 {
+    u128::from(blocks) * 512
 }
 
 /// An inode: (device, inode number).
@@ -86,13 +92,12 @@ impl Accumulator {
             libc::S_IFLNK => self.totals.symlinks += 1,
             _ => self.totals.other += 1,
         }
-        let disk = st.blocks.saturating_mul(512);
         // du keeps one record per hard-linked inode.
         if !self.count_links && st.is_hard_linked() {
-            self.links.insert((st.dev, st.ino), (st.size, disk));
+            self.links.insert((st.dev, st.ino), (st.size, st.blocks));
         } else {
-            self.totals.bytes += st.size;
-            self.totals.disk_bytes += disk;
+            self.totals.bytes += u128::from(st.size);
+            self.totals.disk_bytes += disk_bytes(st.blocks);
         }
     }
 
@@ -121,12 +126,43 @@ impl Accumulator {
     /// counted under earlier roots, as du does for several arguments) is
     /// added once and recorded in `seen`.
     pub fn finish(mut self, seen: &mut HashSet<InodeKey>) -> Totals {
-        for (key, (size, disk)) in self.links {
+        for (key, (size, blocks)) in self.links {
             if seen.insert(key) {
-                self.totals.bytes += size;
-                self.totals.disk_bytes += disk;
+                self.totals.bytes += u128::from(size);
+                self.totals.disk_bytes += disk_bytes(blocks);
             }
         }
         self.totals
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(ino: u64, size: u64, blocks: u64) -> Stat {
+        Stat {
+            mode: libc::S_IFREG | 0o644,
+            nlink: 1,
+            dev: 1,
+            ino,
+            size,
+            blocks,
+            mnt_id: None,
+            mount_root: None,
+        }
+    }
+
+    /// Three sparse files of the largest size the kernel allows: the sum
+    /// passes 2^64 and must not wrap.
+    #[test]
+    fn sums_past_two_to_the_64_are_exact() {
+        let mut acc = Accumulator::new(false);
+        for ino in 0..3 {
+            acc.add(&file(ino, i64::MAX as u64, u64::MAX));
+        }
+        let t = acc.finish(&mut HashSet::new());
+        assert_eq!(t.bytes, 3 * u128::from(i64::MAX as u64));
+        assert_eq!(t.disk_bytes, 3 * 512 * u128::from(u64::MAX));
     }
 }

@@ -39,7 +39,7 @@ use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
 use crate::links::{self, Links};
-use crate::node::{DirNode, Ent};
+use crate::node::{Cursor, DirNode, Ent};
 use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
 use crate::totals::Accumulator;
 use crate::{Op, VisitorBuilder};
@@ -398,6 +398,8 @@ struct Walker<'p> {
     read_buf: Vec<u8>,
     /// Devices seen, and whether their `d_ino`s are inode numbers.
     trust: Vec<(u64, bool)>,
+    /// The directory this walker opened last (see [`Cursor`]).
+    cursor: Cursor,
     /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
     cold: bool,
 }
@@ -442,6 +444,7 @@ impl<'p> Walker<'p> {
             own: Vec::new(),
             read_buf: Vec::new(),
             trust: Vec::new(),
+            cursor: Cursor::default(),
             cold: false,
         }
     }
@@ -583,7 +586,7 @@ impl<'p> Walker<'p> {
             }
             Work::Dir(dir, dev) => (dir, dev),
         };
-        let fd = match dir.open(sys::open_dir, &shared.budget) {
+        let fd = match dir.open(sys::open_dir, &shared.budget, &mut self.cursor) {
             Ok(fd) => fd,
             Err(cause) => {
                 self.unfocus();
@@ -594,7 +597,6 @@ impl<'p> Walker<'p> {
             }
         };
         let link_dev = self.link_dev(dev, fd.as_fd());
-        let fd = Arc::new(fd);
         if let (Some(code), Some(_)) = (self.pool.getdents, &self.ring) {
             let reading = Reading {
                 fd,
@@ -983,7 +985,8 @@ impl<'p> Walker<'p> {
                     .worker
                     .entry(shared, cname.to_bytes(), d_type, Some(&st))
                 {
-                    let child = Work::Dir(DirNode::child(&batch.dir, cname), Some(st.dev));
+                    let node = DirNode::child_with_id(&batch.dir, cname, Some(st.id()));
+                    let child = Work::Dir(node, Some(st.dev));
                     batch.dir.add_children(1);
                     self.own.push(child);
                 }

@@ -269,7 +269,7 @@ fn unreadable_directory_is_reported_and_the_walk_goes_on() {
         let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
         assert_eq!(
             (got.files, got.dirs, got.errors, got.bytes),
-            (2, 4, 1, du_bytes),
+            (2, 4, 1, u128::from(du_bytes)),
             "{engine}"
         );
     }
@@ -599,7 +599,7 @@ fn entries_that_cannot_be_stat_ed_are_errors_and_the_walk_goes_on() {
         let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
         assert_eq!(
             (got.files, got.dirs, got.errors, got.bytes),
-            (1, 3, 3, du_bytes),
+            (1, 3, 3, u128::from(du_bytes)),
             "{engine}"
         );
     }
@@ -662,8 +662,8 @@ fn entry_removed_between_getdents_and_statx_is_an_error_and_the_walk_goes_on() {
         dirs: all.dirs - gone.dirs,
         symlinks: 1,
         other: 0,
-        bytes,
-        disk_bytes,
+        bytes: bytes.into(),
+        disk_bytes: disk_bytes.into(),
         errors: 2,
     };
     for engine in ENGINES {

@@ -164,3 +164,62 @@ fn errors_carry_the_path_and_the_cause() {
         "{errors:?}"
     );
 }
+
+/// Visitors that panic when they are handed `at`, and record the errors
+/// they get.
+struct PanicAt {
+    at: PathBuf,
+    errors: Mutex<Vec<String>>,
+}
+
+struct PanicAtWorker<'a>(&'a PanicAt);
+
+impl Visitor for PanicAtWorker<'_> {
+    fn visit(&mut self, path: &Path) {
+        assert!(path != self.0.at, "visitor refuses {}", path.display());
+    }
+
+    fn error(&mut self, err: Error) {
+        self.0.errors.lock().unwrap().push(err.to_string());
+    }
+}
+
+impl VisitorBuilder for PanicAt {
+    fn build(&self) -> Box<dyn Visitor + '_> {
+        Box::new(PanicAtWorker(self))
+    }
+}
+
+/// A panic in a worker of the threads engine (here the visitor's) ends
+/// the walk with one error that carries the panic's message, whatever the
+/// number of workers: the others are not left waiting for it.
+#[test]
+fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
+    let dir = tree();
+    for jobs in [1, 2, 4] {
+        let root = dir.path().to_owned();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let visitors = PanicAt {
+                at: root.join("a/b"),
+                errors: Mutex::new(Vec::new()),
+            };
+            let walk = WalkBuilder::new()
+                .engine(Engine::Threads)
+                .jobs(jobs)
+                .list(true)
+                .build();
+            let summary = walk.run(&root, &visitors);
+            let _ = tx.send((summary, visitors.errors.into_inner().unwrap()));
+        });
+        let (summary, errors) = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("-j {jobs}: the walk did not end"));
+        assert_eq!(summary.totals.errors, 1, "-j {jobs}: {errors:?}");
+        assert_eq!(errors.len(), 1, "-j {jobs}: {errors:?}");
+        assert!(
+            errors[0].contains("panicked") && errors[0].contains("visitor refuses"),
+            "-j {jobs}: {errors:?}"
+        );
+    }
+}

@@ -92,11 +92,11 @@ fn hard_links_across_roots_count_once_like_du() {
         .output()
         .unwrap();
     let du_text = String::from_utf8(du_out.stdout).unwrap();
-    let du_sizes: Vec<u64> = du_text
+    let du_sizes: Vec<u128> = du_text
         .lines()
         .map(|l| l.split('\t').next().unwrap().parse().unwrap())
         .collect();
-    let ours: Vec<u64> = lines.iter().map(|(_, t)| t.bytes).collect();
+    let ours: Vec<u128> = lines.iter().map(|(_, t)| t.bytes).collect();
     assert_eq!(ours, du_sizes);
     assert_eq!(lines[2].0, "null", "the total has no path");
     assert_eq!(lines[2].1.files, 2);
@@ -221,7 +221,10 @@ fn a_file_mounted_over_a_further_name_is_counted_like_du() {
     let _mount = BindMount::new(&other, &t.join("sub/y"));
     check_all_engines(&t, &[]);
     let dirs = fs::metadata(&t).unwrap().len() + fs::metadata(t.join("sub")).unwrap().len();
-    assert_eq!(totals(&t, "auto", &[]).bytes, dirs + 1000 + 5555);
+    assert_eq!(
+        totals(&t, "auto", &[]).bytes,
+        u128::from(dirs + 1000 + 5555)
+    );
 }
 
 #[test]

@@ -20,8 +20,9 @@ pub struct Totals {
     pub dirs: u64,
     pub symlinks: u64,
     pub other: u64,
-    pub bytes: u64,
-    pub disk_bytes: u64,
+    /// 128 bits, as traverse sums them (sparse files can pass 2^64).
+    pub bytes: u128,
+    pub disk_bytes: u128,
     pub errors: u64,
 }
 
@@ -109,7 +110,7 @@ pub fn parse_json(line: &str) -> (String, Totals) {
         line.starts_with("{\"path\":") && line.ends_with('}'),
         "{line}"
     );
-    let key = |k: &str| -> u64 {
+    let key = |k: &str| -> u128 {
         let pat = format!(",\"{k}\":");
         let at = line
             .rfind(&pat)
@@ -148,15 +149,20 @@ pub fn parse_json(line: &str) -> (String, Totals) {
     (
         path,
         Totals {
-            files: key("files"),
-            dirs: key("dirs"),
-            symlinks: key("symlinks"),
-            other: key("other"),
+            files: count(key("files")),
+            dirs: count(key("dirs")),
+            symlinks: count(key("symlinks")),
+            other: count(key("other")),
             bytes: key("bytes"),
             disk_bytes: key("disk_bytes"),
-            errors: key("errors"),
+            errors: count(key("errors")),
         },
     )
+}
+
+/// A count from the JSON output (64 bits).
+fn count(n: u128) -> u64 {
+    u64::try_from(n).expect("counts fit in 64 bits")
 }
 
 /// The totals of `path` with `engine` and extra options; checks the exit
@@ -240,8 +246,8 @@ pub fn reference(path: &Path, count_links: bool, one_fs: bool) -> Totals {
         dirs,
         symlinks,
         other: all - files - dirs - symlinks,
-        bytes: du(path, &b),
-        disk_bytes: du(path, &b1),
+        bytes: du(path, &b).into(),
+        disk_bytes: du(path, &b1).into(),
         errors: 0,
     }
 }
