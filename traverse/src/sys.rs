@@ -154,6 +154,31 @@ pub(crate) fn open_file_limit() -> u64 {
     }
 }
 
+/// Under an address-space limit (`ulimit -v`), keeps glibc's malloc to
+/// one arena. Each further arena, made for a thread's first allocation,
+/// reserves 64 MiB of address space: under a small limit the first
+/// threads' arenas take what the others then need for their stacks, and
+/// an allocation that fails inside Rust's runtime (a new thread's signal
+/// stack) cannot be handled. The walk's threads allocate rarely, so one
+/// arena costs them little.
+pub(crate) fn one_malloc_arena_under_address_limit() {
+    let mut lim = MaybeUninit::<libc::rlimit>::uninit();
+    // SAFETY: `lim` is writable storage for one `struct rlimit`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, lim.as_mut_ptr()) } != 0 {
+        return;
+    }
+    // SAFETY: getrlimit returned 0, so it filled the struct.
+    if unsafe { lim.assume_init() }.rlim_cur == libc::RLIM_INFINITY {
+        return;
+    }
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets a tunable of glibc's allocator; lowering
+    // the arena count is allowed at any time (existing arenas stay).
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 /// How many times the calling thread has blocked (voluntary context
 /// switches: waiting for I/O or a lock), as opposed to being preempted.
 pub(crate) fn voluntary_switches() -> u64 {

@@ -72,10 +72,14 @@ struct Pool<'a> {
     shared: &'a Shared,
     visitors: &'a dyn VisitorBuilder,
     queue: Queue,
-    /// Workers counted in: started, or about to be (counted by a busy
-    /// worker before it spawns one, so the walk cannot end early). More
-    /// start while work is slow, up to `max_jobs`.
+    /// Workers counted in for the end of the walk: each counts itself in
+    /// when it starts (with no work of its own yet, it cannot make the
+    /// walk end early) and out when it ends. A thread that dies before
+    /// it runs is thus never waited for.
     running: AtomicUsize,
+    /// Workers spawned or being spawned, for the `max_jobs` bound. More
+    /// start while work is slow.
+    started: AtomicUsize,
     /// Set once spawning a thread failed (`ulimit -u`, `ulimit -v`): the
     /// pool stops growing and walks with the threads it has.
     spawn_failed: AtomicBool,
@@ -108,6 +112,7 @@ pub(crate) fn walk(
         visitors,
         queue: Queue::new(vec![Work::Dir(root, Some(shared.root_dev))]),
         running: AtomicUsize::new(1),
+        started: AtomicUsize::new(1),
         spawn_failed: AtomicBool::new(false),
         failure: Mutex::new(None),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
@@ -117,6 +122,7 @@ pub(crate) fn walk(
             Links::new()
         },
     };
+    sys::one_malloc_arena_under_address_limit();
     // The calling thread's worker gets its buffer first: if memory is so
     // short that even it cannot, nothing can be walked.
     match Reader::new() {
@@ -141,7 +147,7 @@ pub(crate) fn walk(
     total
 }
 
-/// Spawns a worker thread (already counted in `running`); false, with
+/// Spawns a worker thread (already counted in `started`); false, with
 /// the count given back, when the system refuses a thread or memory is
 /// short. The thread's buffer is allocated here, before the spawn, so
 /// the check for room to spare sees what the threads already started
@@ -158,7 +164,10 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
     let spawned = std::thread::Builder::new()
         .name("traverse-worker".into())
         .stack_size(WORKER_STACK)
-        .spawn_scoped(scope, move || run_worker(pool, scope, reader));
+        .spawn_scoped(scope, move || {
+            pool.queue.join(&pool.running);
+            run_worker(pool, scope, reader);
+        });
     if spawned.is_err() {
         pool.cannot_grow();
         return false;
@@ -258,12 +267,12 @@ impl Pool<'_> {
     /// walks with the workers it has.
     fn cannot_grow(&self) {
         self.spawn_failed.store(true, Ordering::Relaxed);
-        self.queue.leave(&self.running);
+        self.started.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Whether more workers may still start.
     fn may_grow(&self) -> bool {
-        self.running.load(Ordering::Relaxed) < self.shared.config.max_jobs
+        self.started.load(Ordering::Relaxed) < self.shared.config.max_jobs
             && !self.spawn_failed.load(Ordering::Relaxed)
     }
 
@@ -272,7 +281,7 @@ impl Pool<'_> {
         let max = self.shared.config.max_jobs;
         !self.spawn_failed.load(Ordering::Relaxed)
             && self
-                .running
+                .started
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                     (n < max).then_some(n + 1)
                 })
@@ -421,8 +430,9 @@ impl<W> Queue<W> {
                 return Some(work);
             }
             st.idle += 1;
-            // A worker is counted in `workers` before it starts, by one
-            // that is busy, so this cannot end the walk too early.
+            // Work is only on the stack or with a counted worker that is
+            // busy (a worker counts itself in, under this lock, before it
+            // takes any), so this cannot end the walk too early.
             if st.idle == workers.load(Ordering::Acquire) {
                 st.done = true;
                 self.ready.notify_all();
@@ -435,7 +445,13 @@ impl<W> Queue<W> {
         }
     }
 
-    /// Counts a worker out of `workers` (it ended, or was never spawned).
+    /// Counts a starting worker into `workers`.
+    fn join(&self, workers: &AtomicUsize) {
+        let _st = self.lock();
+        workers.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Counts a worker out of `workers` (it ended).
     /// If every remaining worker waits and no work is left, the walk is
     /// over: they are woken to see it.
     fn leave(&self, workers: &AtomicUsize) {
