@@ -1,4 +1,4 @@
-//! Issue 7's slow-filesystem checks for traverse: on testfs with 150 µs per
+//! Slow-filesystem checks for traverse: on testfs with 150 µs per
 //! request, every engine's totals equal `du -sb` and `std::fs` on the
 //! source, and injected EIO is reported while the walk goes on.
 
