@@ -1,6 +1,6 @@
 //! The `tokio` engine: `tokio::fs` on a multi-threaded runtime, the
-//! baseline of a plain async walk. Every call is a blocking call on tokio's thread
-//! pool; `jobs` directories are read at once.
+//! baseline of a plain async walk. Every call is a blocking call on
+//! tokio's thread pool; `jobs` directories are read at once.
 //!
 //! Directories are opened like the `std` engine's, through
 //! `/proc/self/fd/N/name`, so no path grows past `PATH_MAX`.
