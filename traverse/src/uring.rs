@@ -400,6 +400,11 @@ struct Walker<'p> {
     current: Option<usize>,
     own: Vec<Work>,
     read_buf: Vec<u8>,
+    /// GETDENTS buffers of directories already read, for the next ones:
+    /// a new zeroed 64 KiB buffer per directory cost page faults and
+    /// zeroing each time (the allocator gives such blocks back to the
+    /// system when freed).
+    spare_bufs: Vec<Box<[UnsafeCell<u8>]>>,
     /// Devices seen, and whether their `d_ino`s are inode numbers.
     trust: Vec<(u64, bool)>,
     /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
@@ -445,6 +450,7 @@ impl<'p> Walker<'p> {
             current: None,
             own: Vec::new(),
             read_buf: Vec::new(),
+            spare_bufs: Vec::new(),
             trust: Vec::new(),
             cold: false,
         }
@@ -648,7 +654,10 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names: Vec::new(),
                 ents: Vec::new(),
-                buf: (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect(),
+                buf: self
+                    .spare_bufs
+                    .pop()
+                    .unwrap_or_else(|| (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect()),
                 offset: 0,
                 submitted: Instant::now(),
                 done: false,
@@ -856,6 +865,7 @@ impl<'p> Walker<'p> {
             link_dev,
             names,
             mut ents,
+            buf,
             ..
         } = r;
         if cold && shared.inode_order(ents.len()) {
@@ -879,6 +889,12 @@ impl<'p> Walker<'p> {
             next: 0,
             end,
         };
+        // No read of this directory is in flight any more (they are
+        // chained, and this is called once the last one completed), so the
+        // kernel writes to the buffer no more.
+        if !buf.is_empty() {
+            self.spare_bufs.push(buf);
+        }
     }
 
     /// Pushes an operation to the ring, submitting what is queued when the
