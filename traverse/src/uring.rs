@@ -214,6 +214,10 @@ impl Drop for Exit<'_> {
 enum Work {
     /// Read this directory (on this device, if known) and stat its entries.
     Dir(Arc<DirNode>, Option<u64>),
+    /// A subdirectory not stat'ed yet: counted through its descriptor once
+    /// open, then read as a [`Work::Dir`]. Its read starts as soon as its
+    /// parent's listing names it, without waiting for a STATX by name.
+    Subdir(Arc<DirNode>),
     /// Stat these entries of a large directory read by another worker.
     Chunk(Arc<Batch>, Range<usize>),
 }
@@ -396,6 +400,11 @@ struct Walker<'p> {
     current: Option<usize>,
     own: Vec<Work>,
     read_buf: Vec<u8>,
+    /// GETDENTS buffers of directories already read, for the next ones:
+    /// a new zeroed 64 KiB buffer per directory cost page faults and
+    /// zeroing each time (the allocator gives such blocks back to the
+    /// system when freed).
+    spare_bufs: Vec<Box<[UnsafeCell<u8>]>>,
     /// Devices seen, and whether their `d_ino`s are inode numbers.
     trust: Vec<(u64, bool)>,
     /// The directory this walker opened last (see [`Cursor`]).
@@ -443,6 +452,7 @@ impl<'p> Walker<'p> {
             current: None,
             own: Vec::new(),
             read_buf: Vec::new(),
+            spare_bufs: Vec::new(),
             trust: Vec::new(),
             cursor: Cursor::default(),
             cold: false,
@@ -570,7 +580,9 @@ impl<'p> Walker<'p> {
     /// starts reading it with GETDENTS), or takes a chunk.
     fn start<'scope>(&mut self, work: Work, scope: &'scope Scope<'scope, 'p>) {
         let shared = self.pool.shared;
-        let (dir, dev) = match work {
+        // `counted`: `None` for a subdirectory to count once open, else the
+        // device if known.
+        let (dir, counted) = match work {
             Work::Chunk(batch, range) => {
                 let active = Active {
                     dir: Arc::clone(&batch.dir),
@@ -584,16 +596,61 @@ impl<'p> Walker<'p> {
                 self.insert(active);
                 return;
             }
-            Work::Dir(dir, dev) => (dir, dev),
+            Work::Dir(dir, dev) => (dir, Some(dev)),
+            Work::Subdir(dir) => (dir, None),
         };
-        let fd = match dir.open(sys::open_dir, &shared.budget, &mut self.cursor) {
+        let opened = match counted {
+            Some(_) => dir
+                .open(sys::open_dir, &shared.budget, &mut self.cursor)
+                .map_err(|cause| (cause, None)),
+            None => dir.open_or_stat(sys::open_dir, &shared.budget, &mut self.cursor),
+        };
+        let fd = match opened {
             Ok(fd) => fd,
-            Err(cause) => {
+            Err((cause, stat)) => {
                 self.unfocus();
                 self.worker.enter(&dir);
-                self.worker.dir_error(Op::Open, cause);
+                match stat {
+                    // No longer a directory (replaced since it was
+                    // listed): counted as what it is now, as du would.
+                    Some(Ok(st)) if !st.is_dir() => self.worker.count_stat(&st),
+                    Some(Ok(st)) => {
+                        self.worker.count_stat(&st);
+                        self.worker.dir_error(Op::Open, cause);
+                    }
+                    // Gone, or unreachable: the stat's error is the one
+                    // du would report.
+                    Some(Err(cause)) => self.worker.dir_error(Op::Stat, cause),
+                    None => self.worker.dir_error(Op::Open, cause),
+                }
                 self.worker.leave(shared);
                 return;
+            }
+        };
+        let dev = match counted {
+            Some(dev) => dev,
+            // Through the descriptor just opened: its inode is in memory,
+            // so this never waits for the disk, where a STATX by name
+            // before the open went through an io-wq worker on a cold cache.
+            None => {
+                self.unfocus();
+                self.worker.enter(&dir);
+                let dev = match sys::fstatx(fd.as_fd()) {
+                    Ok(st) => {
+                        if !self.worker.opened_dir(&st) {
+                            self.worker.leave(shared);
+                            return;
+                        }
+                        self.worker.count_stat(&st);
+                        Some(st.dev)
+                    }
+                    Err(cause) => {
+                        self.worker.dir_error(Op::Stat, cause);
+                        None
+                    }
+                };
+                self.worker.leave(shared);
+                dev
             }
         };
         let link_dev = self.link_dev(dev, fd.as_fd());
@@ -603,7 +660,10 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names: Vec::new(),
                 ents: Vec::new(),
-                buf: (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect(),
+                buf: self
+                    .spare_bufs
+                    .pop()
+                    .unwrap_or_else(|| (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect()),
                 offset: 0,
                 submitted: Instant::now(),
                 done: false,
@@ -811,6 +871,7 @@ impl<'p> Walker<'p> {
             link_dev,
             names,
             mut ents,
+            buf,
             ..
         } = r;
         if cold && shared.inode_order(ents.len()) {
@@ -834,6 +895,12 @@ impl<'p> Walker<'p> {
             next: 0,
             end,
         };
+        // No read of this directory is in flight any more (they are
+        // chained, and this is called once the last one completed), so the
+        // kernel writes to the buffer no more.
+        if !buf.is_empty() {
+            self.spare_bufs.push(buf);
+        }
     }
 
     /// Pushes an operation to the ring, submitting what is queued when the
@@ -901,6 +968,9 @@ impl<'p> Walker<'p> {
         let batch = Arc::clone(batch);
         let (mut i, end) = (*next, *end);
         let links = pool.links.as_ref().zip(batch.link_dev);
+        // With -x the device must be known before descending; a listing
+        // stats no directory anyway.
+        let defer_dirs = !shared.config.list && !shared.config.one_file_system;
         while i < end {
             if self.ring.is_some() && self.free.is_empty() {
                 break;
@@ -912,6 +982,12 @@ impl<'p> Walker<'p> {
             let ent = batch.ents[i];
             i += 1;
             let cname = ent.name(&batch.names);
+            if defer_dirs && ent.d_type == libc::DT_DIR {
+                batch.dir.add_children(1);
+                self.own
+                    .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
+                continue;
+            }
             let name = cname.to_bytes();
             if let Some((links, dev)) = links {
                 if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
