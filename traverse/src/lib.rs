@@ -37,6 +37,7 @@ mod engine;
 mod error;
 mod links;
 mod node;
+mod queue;
 mod stdfs;
 mod sys;
 mod threads;

@@ -19,7 +19,7 @@ use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,7 @@ use io_uring_getdents::syscall::getdents64;
 use crate::engine::{Shared, Worker};
 use crate::links::{self, Links};
 use crate::node::{Cursor, DirNode, Ent};
+use crate::queue::Queue;
 use crate::sys;
 use crate::totals::Accumulator;
 use crate::{Error, Op, VisitorBuilder};
@@ -71,7 +72,7 @@ const PROBE: usize = 64;
 struct Pool<'a> {
     shared: &'a Shared,
     visitors: &'a dyn VisitorBuilder,
-    queue: Queue,
+    queue: Queue<Work>,
     /// Workers counted in for the end of the walk: each counts itself in
     /// when it starts (with no work of its own yet, it cannot make the
     /// walk end early) and out when it ends. A thread that dies before
@@ -216,7 +217,7 @@ fn work<'scope, 'env>(
             _ => {
                 own.clear();
                 switches = None;
-                match pool.queue.take(shared, &pool.running) {
+                match pool.queue.take(|| shared.interrupted(), &pool.running) {
                     Some(work) => work,
                     None => break,
                 }
@@ -341,141 +342,6 @@ fn share_chunks(pool: &Pool<'_>, batch: &Arc<Batch>, from: usize) {
             .rev()
             .map(|start| Work::Stat(Arc::clone(batch), start..(start + CHUNK).min(len))),
     );
-}
-
-struct State<W> {
-    /// Work any worker may take.
-    stack: Vec<W>,
-    /// Workers waiting for work; when all are, the walk is over.
-    idle: usize,
-    done: bool,
-}
-
-/// The shared stack of work, and the rule that ends the walk: every
-/// worker counted in waits, and the stack is empty. A worker that ends
-/// for any reason (the walk over, a panic, a thread that could not be
-/// spawned) is counted out with [`leave`](Self::leave), so the others
-/// never wait for it.
-struct Queue<W = Work> {
-    state: Mutex<State<W>>,
-    ready: Condvar,
-    /// A copy of `State::idle` that busy workers read without the lock,
-    /// to know when to give work away.
-    hungry: AtomicUsize,
-    /// Set when the walk is cut short (a worker panicked): busy workers
-    /// stop at their next unit of work.
-    aborted: AtomicBool,
-}
-
-impl<W> Queue<W> {
-    fn new(stack: Vec<W>) -> Queue<W> {
-        Queue {
-            state: Mutex::new(State {
-                stack,
-                idle: 0,
-                done: false,
-            }),
-            ready: Condvar::new(),
-            hungry: AtomicUsize::new(0),
-            aborted: AtomicBool::new(false),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State<W>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Puts work on the shared stack and wakes waiting workers, if any (a
-    /// wake-up is a system call even when nobody waits).
-    fn share(&self, work: impl IntoIterator<Item = W>) {
-        let mut st = self.lock();
-        let before = st.stack.len();
-        st.stack.extend(work);
-        match (st.idle, st.stack.len() - before) {
-            (0, _) | (_, 0) => {}
-            (1, _) | (_, 1) => self.ready.notify_one(),
-            _ => self.ready.notify_all(),
-        }
-    }
-
-    /// Gives the older half of a worker's own stack to waiting workers,
-    /// if there are any and the worker has more than one directory left.
-    fn offer(&self, own: &mut Vec<W>) {
-        if own.len() > 1 && self.hungry.load(Ordering::Relaxed) > 0 {
-            let half = own.len() / 2;
-            self.share(own.drain(..half));
-        }
-    }
-
-    /// Work from the shared stack, waiting for some if it is empty; `None`
-    /// when the walk is over (every one of `workers` waits) or interrupted.
-    fn take(&self, shared: &Shared, workers: &AtomicUsize) -> Option<W> {
-        self.take_unless(|| shared.interrupted(), workers)
-    }
-
-    /// [`take`](Self::take), with the interrupt flag read by `interrupted`.
-    fn take_unless(&self, interrupted: impl Fn() -> bool, workers: &AtomicUsize) -> Option<W> {
-        let mut st = self.lock();
-        loop {
-            if st.done {
-                return None;
-            }
-            if interrupted() {
-                st.done = true;
-                st.stack.clear();
-                self.ready.notify_all();
-                return None;
-            }
-            if let Some(work) = st.stack.pop() {
-                return Some(work);
-            }
-            st.idle += 1;
-            // Work is only on the stack or with a counted worker that is
-            // busy (a worker counts itself in, under this lock, before it
-            // takes any), so this cannot end the walk too early.
-            if st.idle == workers.load(Ordering::Acquire) {
-                st.done = true;
-                self.ready.notify_all();
-                return None;
-            }
-            self.hungry.store(st.idle, Ordering::Relaxed);
-            st = self.ready.wait(st).unwrap_or_else(|p| p.into_inner());
-            st.idle -= 1;
-            self.hungry.store(st.idle, Ordering::Relaxed);
-        }
-    }
-
-    /// Counts a starting worker into `workers`.
-    fn join(&self, workers: &AtomicUsize) {
-        let _st = self.lock();
-        workers.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Counts a worker out of `workers` (it ended).
-    /// If every remaining worker waits and no work is left, the walk is
-    /// over: they are woken to see it.
-    fn leave(&self, workers: &AtomicUsize) {
-        let mut st = self.lock();
-        let left = workers.fetch_sub(1, Ordering::AcqRel) - 1;
-        if st.stack.is_empty() && st.idle == left {
-            st.done = true;
-            self.ready.notify_all();
-        }
-    }
-
-    /// Ends the walk now: queued work is dropped and every worker stops
-    /// at its next unit of work.
-    fn abort(&self) {
-        self.aborted.store(true, Ordering::Relaxed);
-        let mut st = self.lock();
-        st.done = true;
-        st.stack.clear();
-        self.ready.notify_all();
-    }
-
-    fn aborted(&self) -> bool {
-        self.aborted.load(Ordering::Relaxed)
-    }
 }
 
 /// A worker's buffers, kept from one directory to the next.
@@ -859,89 +725,5 @@ fn stat_entries(
             let (dev, id) = (st.map(|st| st.dev), st.map(|st| st.id()));
             children.push(Work::Dir(DirNode::child_with_id(dir, cname, id), dev));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::mpsc;
-
-    /// `take` on another thread; its result arrives on the channel.
-    fn take_in_thread(
-        queue: &Arc<Queue<u32>>,
-        workers: &Arc<AtomicUsize>,
-    ) -> mpsc::Receiver<Option<u32>> {
-        let (tx, rx) = mpsc::channel();
-        let (queue, workers) = (Arc::clone(queue), Arc::clone(workers));
-        std::thread::spawn(move || {
-            let _ = tx.send(queue.take_unless(|| false, &workers));
-        });
-        rx
-    }
-
-    fn wait_for_idle(queue: &Queue<u32>, idle: usize) {
-        while queue.lock().idle < idle {
-            std::thread::yield_now();
-        }
-    }
-
-    const LONG: Duration = Duration::from_secs(30);
-
-    /// A worker counted out (it panicked, or its thread was never
-    /// spawned) while every other one waits on an empty stack ends the
-    /// walk: the waiting ones are woken and told so.
-    #[test]
-    fn counting_a_worker_out_ends_the_walk_when_the_rest_wait() {
-        let queue = Arc::new(Queue::new(vec![1]));
-        let workers = Arc::new(AtomicUsize::new(3));
-        assert_eq!(queue.take_unless(|| false, &workers), Some(1));
-        let (b, c) = (
-            take_in_thread(&queue, &workers),
-            take_in_thread(&queue, &workers),
-        );
-        wait_for_idle(&queue, 2);
-        queue.leave(&workers);
-        assert_eq!(b.recv_timeout(LONG), Ok(None));
-        assert_eq!(c.recv_timeout(LONG), Ok(None));
-    }
-
-    /// Counting a worker out while work is queued does not end the walk:
-    /// the rest take the work, and the walk ends when they all wait.
-    #[test]
-    fn queued_work_outlives_a_worker_counted_out() {
-        let queue = Arc::new(Queue::new(vec![7]));
-        let workers = Arc::new(AtomicUsize::new(2));
-        queue.leave(&workers);
-        assert_eq!(queue.take_unless(|| false, &workers), Some(7));
-        let b = take_in_thread(&queue, &workers);
-        assert!(b.recv_timeout(LONG).unwrap().is_none());
-    }
-
-    /// A waiting worker gets work shared by a busy one, and is not told
-    /// the walk is over while that one may still share more.
-    #[test]
-    fn a_waiting_worker_gets_shared_work() {
-        let queue = Arc::new(Queue::new(Vec::new()));
-        let workers = Arc::new(AtomicUsize::new(2));
-        let b = take_in_thread(&queue, &workers);
-        wait_for_idle(&queue, 1);
-        queue.share([5]);
-        assert_eq!(b.recv_timeout(LONG), Ok(Some(5)));
-        // Both wait now: over.
-        let b = take_in_thread(&queue, &workers);
-        wait_for_idle(&queue, 1);
-        assert_eq!(queue.take_unless(|| false, &workers), None);
-        assert_eq!(b.recv_timeout(LONG), Ok(None));
-    }
-
-    /// An abort ends the walk for every worker, queued work or not.
-    #[test]
-    fn an_abort_ends_the_walk_at_once() {
-        let queue = Arc::new(Queue::new(vec![1, 2]));
-        let workers = Arc::new(AtomicUsize::new(2));
-        queue.abort();
-        assert!(queue.aborted());
-        assert_eq!(queue.take_unless(|| false, &workers), None);
     }
 }
