@@ -19,10 +19,11 @@ use std::sync::Arc;
 use io_uring_getdents::dirent::FileType;
 
 use crate::engine::{Shared, Worker};
+use crate::error::Op;
 use crate::node::{Cursor, DirNode};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
-use crate::{Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 /// Opens `name` below `parent` through `/proc/self/fd`, or `name` as a
 /// path without a parent.

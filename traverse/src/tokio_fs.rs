@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinSet;
 
 use crate::engine::{Event, Forward, Shared, Worker};
+use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_of};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
-use crate::{Error, Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 /// Walks below `root` (already counted) with `jobs` directories at once.
 pub(crate) fn walk(

@@ -38,12 +38,13 @@ use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
+use crate::error::Op;
 use crate::links::{self, Links};
 use crate::node::{Cursor, DirNode, Ent};
 use crate::queue::Queue;
 use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
 use crate::totals::Accumulator;
-use crate::{Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 /// Walker threads per CPU the engine may grow to on a cold cache: without
 /// GETDENTS a walker reads each directory itself, blocked while the disk
@@ -343,7 +344,7 @@ impl<'p> Walker<'p> {
         self.drain();
         let worker = std::mem::replace(
             &mut self.worker,
-            Worker::new(self.pool.shared, Box::new(crate::Ignore)),
+            Worker::new(self.pool.shared, Box::new(crate::visit::Ignore)),
         );
         worker.into_accumulator()
     }

@@ -5,10 +5,10 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use crate::engine::{Shared, Worker};
+use crate::error::Op;
 use crate::links::Links;
 use crate::node::{DirNode, Ent};
 use crate::sys;
-use crate::Op;
 
 use super::Work;
 

@@ -26,12 +26,13 @@ use std::thread::Scope;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Shared, Worker};
+use crate::error::{Error, Op};
 use crate::links::Links;
 use crate::node::DirNode;
 use crate::queue::Queue;
 use crate::sys;
 use crate::totals::Accumulator;
-use crate::{Error, Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 use reader::{Batch, Counted, Reader};
 

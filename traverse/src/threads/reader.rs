@@ -12,10 +12,10 @@ use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
+use crate::error::Op;
 use crate::links::{self, Links};
 use crate::node::{Cursor, DirNode, Ent};
 use crate::sys;
-use crate::Op;
 
 use super::entry::{stat_entries, Listing};
 use super::{Pool, Work};
