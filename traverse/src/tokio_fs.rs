@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use crate::engine::{Event, Forward, Shared, Worker};
 use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
-use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_of};
+use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
@@ -134,7 +134,10 @@ async fn read_dir(
                     .await
                     .unwrap_or_else(|e| Err(io::Error::other(e)))
             } else {
-                entry.metadata().await.map(|meta| stat_of(&meta))
+                entry
+                    .metadata()
+                    .await
+                    .map(|meta| Stat::from_metadata(&meta))
             };
             match stat {
                 Ok(st) => Some(st),
