@@ -27,7 +27,8 @@ pub enum Engine {
     /// submitted in batches. Falls back to [`Engine::Threads`] when
     /// io_uring is unavailable.
     Uring,
-    /// `tokio::fs`, as the seed's baseline.
+    /// `tokio::fs` on a multi-threaded runtime: a baseline for the
+    /// benchmarks.
     Tokio,
     /// One thread, `std::fs`.
     Std,

@@ -1,5 +1,5 @@
-//! The `tokio` engine: `tokio::fs` on a multi-threaded runtime, as the
-//! seed's baseline did. Every call is a blocking call on tokio's thread
+//! The `tokio` engine: `tokio::fs` on a multi-threaded runtime, the
+//! baseline the benchmarks compare with. Every call is a blocking call on tokio's thread
 //! pool; `jobs` directories are read at once.
 //!
 //! Directories are opened like the `std` engine's, through
