@@ -39,7 +39,7 @@ use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
 use crate::error::Op;
-use crate::links::{self, Links};
+use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
 use crate::queue::Queue;
 use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
@@ -287,7 +287,7 @@ struct Walker<'p> {
     own: Vec<Work>,
     read_buf: Vec<u8>,
     /// Devices seen, and whether their `d_ino`s are inode numbers.
-    trust: Vec<(u64, bool)>,
+    trust: Trust,
     /// The directory this walker opened last (see [`Cursor`]).
     cursor: Cursor,
     /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
@@ -333,7 +333,7 @@ impl<'p> Walker<'p> {
             current: None,
             own: Vec::new(),
             read_buf: Vec::new(),
-            trust: Vec::new(),
+            trust: Trust::default(),
             cursor: Cursor::default(),
             cold: false,
         }
@@ -444,16 +444,7 @@ impl<'p> Walker<'p> {
     /// `dev` if the directory `fd` on it has trustworthy `d_ino`s.
     fn link_dev(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> Option<u64> {
         self.pool.links.as_ref()?;
-        let dev = dev?;
-        let trusted = match self.trust.iter().find(|(d, _)| *d == dev) {
-            Some(&(_, trusted)) => trusted,
-            None => {
-                let trusted = sys::fs_type(fd).is_ok_and(links::trusts_d_ino);
-                self.trust.push((dev, trusted));
-                trusted
-            }
-        };
-        trusted.then_some(dev)
+        self.trust.link_dev(dev?, fd)
     }
 
     /// Puts a unit of work in flight: opens and reads a directory (or

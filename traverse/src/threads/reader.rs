@@ -13,7 +13,7 @@ use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
 use crate::error::Op;
-use crate::links::{self, Links};
+use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
 use crate::sys;
 
@@ -124,8 +124,8 @@ pub(super) struct Reader {
     /// Subdirectories found by the current unit of work.
     pub(super) children: Vec<Work>,
     /// Devices seen, and whether their filesystem's `d_ino`s are inode
-    /// numbers: one `fstatfs` per device and worker.
-    trust: Vec<(u64, bool)>,
+    /// numbers.
+    trust: Trust,
 }
 
 impl Reader {
@@ -144,22 +144,8 @@ impl Reader {
             names: Vec::new(),
             ents: Vec::new(),
             children: Vec::new(),
-            trust: Vec::new(),
+            trust: Trust::default(),
         })
-    }
-
-    /// `dev` if the directory `fd` on it is on a filesystem whose `d_ino`s
-    /// can be trusted ([`links::trusts_d_ino`]).
-    fn link_dev(&mut self, dev: u64, fd: BorrowedFd<'_>) -> Option<u64> {
-        let trusted = match self.trust.iter().find(|(d, _)| *d == dev) {
-            Some(&(_, trusted)) => trusted,
-            None => {
-                let trusted = sys::fs_type(fd).is_ok_and(links::trusts_d_ino);
-                self.trust.push((dev, trusted));
-                trusted
-            }
-        };
-        trusted.then_some(dev)
     }
 
     /// Reads `dir` and stats its entries (the first chunk of them when
@@ -179,11 +165,10 @@ impl Reader {
             worker.leave(shared);
             return 0;
         };
-        let links = pool
-            .links
-            .as_ref()
-            .zip(dev)
-            .and_then(|(links, dev)| self.link_dev(dev, fd.as_fd()).map(|dev| (links, dev)));
+        let links =
+            pool.links.as_ref().zip(dev).and_then(|(links, dev)| {
+                self.trust.link_dev(dev, fd.as_fd()).map(|dev| (links, dev))
+            });
         self.names.clear();
         self.ents.clear();
         let listing = Open { dir, fd, links };
