@@ -10,29 +10,21 @@
 use std::ffi::CStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::process::ExitCode;
 
 use io_uring_getdents::dirent::{DirentIter, FileType};
-use io_uring_getdents::syscall::getdents64;
+use io_uring_getdents::syscall::{getdents64, open_dir_at};
 
 /// Opens `name` inside `dir` as a directory without following a symlink,
 /// so the walk stays inside its tree. `Ok(None)` when it is not a
 /// directory (for `DT_UNKNOWN` entries, which need this probe).
 fn open_subdir(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<Option<OwnedFd>> {
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: `dir` is a live descriptor for the call (BorrowedFd) and
-    // `name` is a NUL-terminated string that outlives the call.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
-    if fd < 0 {
-        let err = io::Error::last_os_error();
-        return match err.raw_os_error() {
-            Some(libc::ENOTDIR) | Some(libc::ELOOP) => Ok(None),
-            _ => Err(err),
-        };
+    match open_dir_at(Some(dir), name) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(err) if matches!(err.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) => Ok(None),
+        Err(err) => Err(err),
     }
-    // SAFETY: openat just returned this descriptor and nothing else owns it.
-    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 #[derive(Default)]

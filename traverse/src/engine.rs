@@ -12,10 +12,13 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
+use crate::config::Config;
+use crate::error::{Error, Op};
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
-use crate::{Config, Error, Op, Progress, Visitor};
+use crate::totals::Progress;
+use crate::visit::Visitor;
 
 /// The settings and shared state of one root's walk.
 #[derive(Debug)]
@@ -249,5 +252,12 @@ impl Event {
             Event::Visit(path) => visitor.visit(&path),
             Event::Error(err) => visitor.error(err),
         }
+    }
+}
+
+impl Worker<'_> {
+    /// Hands the worker's totals back for merging.
+    pub(crate) fn into_accumulator(self) -> Accumulator {
+        self.acc
     }
 }

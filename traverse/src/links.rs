@@ -14,11 +14,13 @@
 //! bind-mounted over a name is another device's inode).
 
 use std::hash::{BuildHasher, Hash};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
+use crate::sys;
 use crate::totals::InodeKey;
 
 /// Shards of the set: workers insert and look up at once, one short lock
@@ -77,6 +79,28 @@ impl Links {
             .unwrap_or_else(|p| p.into_inner())
             .contains(&key);
         hit && !self.mount_names.contains(name)
+    }
+}
+
+/// One worker's memory of the devices it has seen and whether their
+/// filesystem's `d_ino`s are inode numbers: one `fstatfs` per device and
+/// worker.
+#[derive(Debug, Default)]
+pub(crate) struct Trust(Vec<(u64, bool)>);
+
+impl Trust {
+    /// `dev` if the directory `fd` on it is on a filesystem whose `d_ino`s
+    /// can be trusted ([`trusts_d_ino`]).
+    pub(crate) fn link_dev(&mut self, dev: u64, fd: BorrowedFd<'_>) -> Option<u64> {
+        let trusted = match self.0.iter().find(|(d, _)| *d == dev) {
+            Some(&(_, trusted)) => trusted,
+            None => {
+                let trusted = sys::fs_type(fd).is_ok_and(trusts_d_ino);
+                self.0.push((dev, trusted));
+                trusted
+            }
+        };
+        trusted.then_some(dev)
     }
 }
 

@@ -12,17 +12,18 @@ use std::fs::{DirEntry, Metadata, OpenOptions};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirEntryExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirEntryExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
 use crate::engine::{Shared, Worker};
+use crate::error::Op;
 use crate::node::{Cursor, DirNode};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
-use crate::{Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 /// Opens `name` below `parent` through `/proc/self/fd`, or `name` as a
 /// path without a parent.
@@ -66,20 +67,6 @@ pub(crate) fn proc_path(fd: &OwnedFd) -> PathBuf {
     PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
-/// The stat fields of a `std` metadata.
-pub(crate) fn stat_of(meta: &Metadata) -> Stat {
-    Stat {
-        mode: meta.mode(),
-        nlink: meta.nlink(),
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
-        blocks: meta.blocks(),
-        mnt_id: None,
-        mount_root: None,
-    }
-}
-
 /// The `DT_*` value of a `std` file type.
 pub(crate) fn d_type_of(ft: std::fs::FileType) -> u8 {
     FileType::from(ft).d_type()
@@ -98,7 +85,7 @@ pub(crate) fn stat_entry(
     if shared.config.one_file_system && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN) {
         crate::sys::statx(Some(dir), &c_name(name))
     } else {
-        meta().map(|m| stat_of(&m))
+        meta().map(|m| Stat::from_metadata(&m))
     }
 }
 

@@ -1,9 +1,13 @@
 //! Thin wrappers over the system calls the walkers share.
 
 use std::ffi::CStr;
+use std::fs::Metadata;
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+
+use io_uring_getdents::syscall;
 
 /// What a walker needs from a stat, whichever call produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +50,22 @@ impl Stat {
         self.nlink > 1 && !self.is_dir()
     }
 
+    /// The fields of a `std` metadata (the `std` and `tokio` engines): no
+    /// mount id, and whether it is a mount root is not known.
+    pub(crate) fn from_metadata(meta: &Metadata) -> Stat {
+        Stat {
+            mode: meta.mode(),
+            nlink: meta.nlink(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            blocks: meta.blocks(),
+            mnt_id: None,
+            mount_root: None,
+        }
+    }
+
+    /// The fields of a `statx` result (the `threads` and `uring` engines).
     pub(crate) fn from_statx(stx: &libc::statx) -> Stat {
         Stat {
             mode: u32::from(stx.stx_mode),
@@ -80,62 +100,21 @@ pub(crate) const STATX_FLAGS: i32 = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTO
 /// `statx` of `name` relative to `dir` (or the working directory when
 /// `dir` is `None`), without following a symlink.
 pub(crate) fn statx(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<Stat> {
-    let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
-    let mut buf = MaybeUninit::<libc::statx>::uninit();
-    // SAFETY: `name` is NUL-terminated and `buf` is writable storage for
-    // one `struct statx`, which the kernel fills on success.
-    let ret = unsafe {
-        libc::statx(
-            dirfd,
-            name.as_ptr(),
-            STATX_FLAGS,
-            STATX_MASK,
-            buf.as_mut_ptr(),
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: statx returned 0, so the kernel initialised the struct.
-    Ok(Stat::from_statx(unsafe { buf.assume_init_ref() }))
+    syscall::statx(dir, name, STATX_FLAGS, STATX_MASK).map(|stx| Stat::from_statx(&stx))
 }
 
 /// `statx` of the open file `fd` itself (`AT_EMPTY_PATH`): no name to
 /// copy in or look up, so cheaper than a `statx` of the name.
 pub(crate) fn fstatx(fd: BorrowedFd<'_>) -> io::Result<Stat> {
-    let mut buf = MaybeUninit::<libc::statx>::uninit();
-    // SAFETY: the path is a static NUL-terminated empty string and `buf`
-    // is writable storage for one `struct statx`, filled on success.
-    let ret = unsafe {
-        libc::statx(
-            fd.as_raw_fd(),
-            c"".as_ptr(),
-            STATX_FLAGS | libc::AT_EMPTY_PATH,
-            STATX_MASK,
-            buf.as_mut_ptr(),
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: statx returned 0, so the kernel initialised the struct.
-    Ok(Stat::from_statx(unsafe { buf.assume_init_ref() }))
+    syscall::statx(Some(fd), c"", STATX_FLAGS | libc::AT_EMPTY_PATH, STATX_MASK)
+        .map(|stx| Stat::from_statx(&stx))
 }
 
-/// Flags every directory is opened with: a directory, never through a
-/// symlink, not inherited by children.
-const OPEN_DIR_FLAGS: i32 = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-
-/// Opens the directory `name` relative to `dir` (or the working directory).
+/// Opens the directory `name` relative to `dir` (or the working
+/// directory): a directory, never through a symlink, not inherited by
+/// children.
 pub(crate) fn open_dir(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<OwnedFd> {
-    let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
-    // SAFETY: `name` is NUL-terminated; openat touches no other memory.
-    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), OPEN_DIR_FLAGS) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just returned by openat and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    syscall::open_dir_at(dir, name)
 }
 
 /// The soft limit on open files (`ulimit -n`).

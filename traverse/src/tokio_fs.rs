@@ -1,5 +1,5 @@
 //! The `tokio` engine: `tokio::fs` on a multi-threaded runtime, the
-//! baseline of a plain async walk. Every call is a blocking call on
+//! baseline the benchmarks compare with. Every call is a blocking call on
 //! tokio's thread pool; `jobs` directories are read at once.
 //!
 //! Directories are opened like the `std` engine's, through
@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinSet;
 
 use crate::engine::{Event, Forward, Shared, Worker};
+use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
-use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_of};
+use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
-use crate::{Error, Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 /// Walks below `root` (already counted) with `jobs` directories at once.
 pub(crate) fn walk(
@@ -133,7 +134,10 @@ async fn read_dir(
                     .await
                     .unwrap_or_else(|e| Err(io::Error::other(e)))
             } else {
-                entry.metadata().await.map(|meta| stat_of(&meta))
+                entry
+                    .metadata()
+                    .await
+                    .map(|meta| Stat::from_metadata(&meta))
             };
             match stat {
                 Ok(st) => Some(st),

@@ -1,6 +1,7 @@
 //! Counts and sizes, and the per-thread accumulator that builds them.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::FxHashMap;
 use std::ops::AddAssign;
@@ -164,5 +165,42 @@ mod tests {
         let t = acc.finish(&mut HashSet::new());
         assert_eq!(t.bytes, 3 * u128::from(i64::MAX as u64));
         assert_eq!(t.disk_bytes, 3 * 512 * u128::from(u64::MAX));
+    }
+}
+
+/// Counts of what the walk has seen so far, for a progress display. They
+/// are updated once per directory, so reading them costs the walk nothing.
+///
+/// ```
+/// let walk = traverse::WalkBuilder::new().build();
+/// walk.totals(std::path::Path::new("."));
+/// assert!(walk.progress().entries() >= 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct Progress {
+    entries: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Entries seen (hard links each time).
+    pub fn entries(&self) -> u64 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// Apparent bytes seen (hard links each time).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add(&self, entries: u64, bytes: u64) {
+        self.entries.fetch_add(entries, Ordering::Relaxed);
+        // A display figure: it saturates rather than wraps (the totals
+        // themselves are exact, in 128 bits).
+        let _ = self
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_add(bytes))
+            });
     }
 }

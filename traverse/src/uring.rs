@@ -28,7 +28,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
@@ -38,11 +38,13 @@ use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{Shared, Worker};
-use crate::links::{self, Links};
+use crate::error::Op;
+use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
+use crate::queue::Queue;
 use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
 use crate::totals::Accumulator;
-use crate::{Op, VisitorBuilder};
+use crate::visit::VisitorBuilder;
 
 /// Walker threads per CPU the engine may grow to on a cold cache: without
 /// GETDENTS a walker reads each directory itself, blocked while the disk
@@ -171,7 +173,7 @@ pub(crate) fn walk(
 impl Pool<'_> {
     /// A worker counted in `running` could not start: fewer threads, then.
     fn not_started(&self) {
-        self.queue.uncount(&self.running);
+        self.queue.leave(&self.running);
     }
 }
 
@@ -203,9 +205,7 @@ struct Exit<'a>(&'a Pool<'a>);
 impl Drop for Exit<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let mut st = self.0.queue.lock();
-            st.done = true;
-            self.0.queue.ready.notify_all();
+            self.0.queue.abort();
         }
     }
 }
@@ -233,116 +233,6 @@ struct Batch {
     /// Parts not yet done: the reader's own and the chunks handed out;
     /// the last one drops the directory's hold ([`DirNode::hold`]).
     left: AtomicUsize,
-}
-
-struct State<T> {
-    stack: Vec<T>,
-    /// Workers waiting for work; when all are, the walk is over.
-    idle: usize,
-    done: bool,
-}
-
-/// The shared stack: work a worker gives away when another one waits.
-struct Queue<T> {
-    state: Mutex<State<T>>,
-    ready: Condvar,
-    /// Workers waiting, read without the lock to know when to give work.
-    hungry: AtomicUsize,
-    /// The stack's length, read without the lock before taking from it.
-    len: AtomicUsize,
-}
-
-impl<T> Queue<T> {
-    fn new(stack: Vec<T>) -> Queue<T> {
-        Queue {
-            len: AtomicUsize::new(stack.len()),
-            state: Mutex::new(State {
-                stack,
-                idle: 0,
-                done: false,
-            }),
-            ready: Condvar::new(),
-            hungry: AtomicUsize::new(0),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn share(&self, work: impl IntoIterator<Item = T>) {
-        let mut st = self.lock();
-        let before = st.stack.len();
-        st.stack.extend(work);
-        self.len.store(st.stack.len(), Ordering::Relaxed);
-        match (st.idle, st.stack.len() - before) {
-            (0, _) | (_, 0) => {}
-            (1, _) | (_, 1) => self.ready.notify_one(),
-            _ => self.ready.notify_all(),
-        }
-    }
-
-    /// Gives the older half of `own` away if a worker waits.
-    fn offer(&self, own: &mut Vec<T>) {
-        if own.len() > 1 && self.hungry.load(Ordering::Relaxed) > 0 {
-            let half = own.len() / 2;
-            self.share(own.drain(..half));
-        }
-    }
-
-    /// Work from the shared stack if there is some, without waiting.
-    fn try_take(&self) -> Option<T> {
-        if self.len.load(Ordering::Relaxed) == 0 {
-            return None;
-        }
-        let mut st = self.lock();
-        let work = st.stack.pop();
-        self.len.store(st.stack.len(), Ordering::Relaxed);
-        work
-    }
-
-    /// Work from the shared stack, waiting for some; `None` when the walk
-    /// is over (every one of `workers` waits) or `interrupted()`.
-    fn take(&self, interrupted: impl Fn() -> bool, workers: &AtomicUsize) -> Option<T> {
-        let mut st = self.lock();
-        loop {
-            if st.done {
-                return None;
-            }
-            if interrupted() {
-                st.done = true;
-                st.stack.clear();
-                self.len.store(0, Ordering::Relaxed);
-                self.ready.notify_all();
-                return None;
-            }
-            if let Some(work) = st.stack.pop() {
-                self.len.store(st.stack.len(), Ordering::Relaxed);
-                return Some(work);
-            }
-            st.idle += 1;
-            // A new worker is counted before it starts, by a busy one, so
-            // this cannot end the walk too early.
-            if st.idle >= workers.load(Ordering::Acquire) {
-                st.done = true;
-                self.ready.notify_all();
-                return None;
-            }
-            self.hungry.store(st.idle, Ordering::Relaxed);
-            st = self.ready.wait(st).unwrap_or_else(|p| p.into_inner());
-            st.idle -= 1;
-            self.hungry.store(st.idle, Ordering::Relaxed);
-        }
-    }
-
-    /// One worker fewer in `workers` (one that never started). Waiting
-    /// workers recount, under the lock, so that one that went idle while it
-    /// was counted does not wait for it forever.
-    fn uncount(&self, workers: &AtomicUsize) {
-        let _st = self.lock();
-        workers.fetch_sub(1, Ordering::AcqRel);
-        self.ready.notify_all();
-    }
 }
 
 /// A directory in flight on one worker.
@@ -406,7 +296,7 @@ struct Walker<'p> {
     /// system when freed).
     spare_bufs: Vec<Box<[UnsafeCell<u8>]>>,
     /// Devices seen, and whether their `d_ino`s are inode numbers.
-    trust: Vec<(u64, bool)>,
+    trust: Trust,
     /// The directory this walker opened last (see [`Cursor`]).
     cursor: Cursor,
     /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
@@ -453,7 +343,7 @@ impl<'p> Walker<'p> {
             own: Vec::new(),
             read_buf: Vec::new(),
             spare_bufs: Vec::new(),
-            trust: Vec::new(),
+            trust: Trust::default(),
             cursor: Cursor::default(),
             cold: false,
         }
@@ -464,7 +354,7 @@ impl<'p> Walker<'p> {
         self.drain();
         let worker = std::mem::replace(
             &mut self.worker,
-            Worker::new(self.pool.shared, Box::new(crate::Ignore)),
+            Worker::new(self.pool.shared, Box::new(crate::visit::Ignore)),
         );
         worker.into_accumulator()
     }
@@ -564,16 +454,7 @@ impl<'p> Walker<'p> {
     /// `dev` if the directory `fd` on it has trustworthy `d_ino`s.
     fn link_dev(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> Option<u64> {
         self.pool.links.as_ref()?;
-        let dev = dev?;
-        let trusted = match self.trust.iter().find(|(d, _)| *d == dev) {
-            Some(&(_, trusted)) => trusted,
-            None => {
-                let trusted = sys::fs_type(fd).is_ok_and(links::trusts_d_ino);
-                self.trust.push((dev, trusted));
-                trusted
-            }
-        };
-        trusted.then_some(dev)
+        self.trust.link_dev(dev?, fd)
     }
 
     /// Puts a unit of work in flight: opens and reads a directory (or
@@ -949,10 +830,7 @@ impl<'p> Walker<'p> {
         };
         // A large directory: while another worker waits, the rest goes to
         // it in chunks (in order, so workers read neighbouring inodes).
-        if *end - *next > 2 * CHUNK
-            && !shared.config.list
-            && pool.queue.hungry.load(Ordering::Relaxed) > 0
-        {
+        if *end - *next > 2 * CHUNK && !shared.config.list && pool.queue.hungry() > 0 {
             let own_end = *next + CHUNK;
             let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
             batch.left.fetch_add(starts.len(), Ordering::AcqRel);
@@ -1205,83 +1083,4 @@ fn push_entries(buf: &[u8], names: &mut Vec<u8>, ents: &mut Vec<Ent>) -> io::Res
         ));
     }
     Ok(offset)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::mpsc;
-
-    /// Runs `take` on another thread; its answer arrives on the channel.
-    fn take_on_thread(
-        queue: &Arc<Queue<u32>>,
-        workers: &Arc<AtomicUsize>,
-    ) -> mpsc::Receiver<Option<u32>> {
-        let (tx, rx) = mpsc::channel();
-        let (queue, workers) = (Arc::clone(queue), Arc::clone(workers));
-        std::thread::spawn(move || {
-            let _ = tx.send(queue.take(|| false, &workers));
-        });
-        rx
-    }
-
-    /// Waits until `n` workers wait in `take`.
-    fn until_waiting(queue: &Queue<u32>, n: usize) {
-        while queue.hungry.load(Ordering::Relaxed) != n {
-            std::thread::yield_now();
-        }
-    }
-
-    const PATIENCE: Duration = Duration::from_secs(10);
-
-    #[test]
-    fn the_last_worker_to_wait_ends_the_walk_for_all() {
-        let queue = Arc::new(Queue::new(Vec::new()));
-        let workers = Arc::new(AtomicUsize::new(2));
-        let first = take_on_thread(&queue, &workers);
-        until_waiting(&queue, 1);
-        queue.share([1, 2]);
-        assert_eq!(first.recv_timeout(PATIENCE), Ok(Some(2)));
-        assert_eq!(queue.take(|| false, &workers), Some(1));
-        let first = take_on_thread(&queue, &workers);
-        until_waiting(&queue, 1);
-        assert_eq!(queue.take(|| false, &workers), None);
-        assert_eq!(first.recv_timeout(PATIENCE), Ok(None));
-        assert_eq!(queue.take(|| false, &workers), None, "over stays over");
-    }
-
-    #[test]
-    fn a_worker_that_never_started_does_not_keep_the_others_waiting() {
-        let queue = Arc::new(Queue::<u32>::new(Vec::new()));
-        let workers = Arc::new(AtomicUsize::new(2));
-        let waiting = take_on_thread(&queue, &workers);
-        until_waiting(&queue, 1);
-        queue.uncount(&workers);
-        assert_eq!(waiting.recv_timeout(PATIENCE), Ok(None));
-    }
-
-    #[test]
-    fn an_interrupted_walk_drops_what_is_left() {
-        let queue = Queue::new(vec![1, 2, 3]);
-        let workers = AtomicUsize::new(2);
-        assert_eq!(queue.take(|| true, &workers), None);
-        assert_eq!(queue.try_take(), None);
-        assert_eq!(queue.take(|| false, &workers), None);
-    }
-
-    #[test]
-    fn the_older_half_is_offered_only_to_a_waiting_worker() {
-        let queue = Arc::new(Queue::new(Vec::new()));
-        let workers = Arc::new(AtomicUsize::new(2));
-        let mut own = vec![1, 2, 3, 4];
-        queue.offer(&mut own);
-        assert_eq!(own, [1, 2, 3, 4], "nobody waits");
-        let waiting = take_on_thread(&queue, &workers);
-        until_waiting(&queue, 1);
-        queue.offer(&mut own);
-        assert_eq!(own, [3, 4]);
-        assert_eq!(waiting.recv_timeout(PATIENCE), Ok(Some(2)));
-        assert_eq!(queue.try_take(), Some(1));
-        assert_eq!(queue.try_take(), None);
-    }
 }

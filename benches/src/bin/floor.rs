@@ -13,12 +13,11 @@
 //! can be checked against du before its time is trusted.
 
 use io_uring_getdents::dirent::DirentIter;
-use io_uring_getdents::syscall::getdents64;
+use io_uring_getdents::syscall::{getdents64, open_dir_at, statx};
 use std::collections::HashSet;
 use std::ffi::{CStr, CString};
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
@@ -69,13 +68,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         let shown = path.to_string_lossy();
-        // SAFETY: AT_FDCWD is a valid dirfd value; `cpath` is a live C string.
-        let cwd = unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) };
-        match stat_at(cwd, &cpath) {
+        match stat_at(None, &cpath) {
             Ok(stx) => {
                 t.add(&stx);
                 if u32::from(stx.stx_mode) & libc::S_IFMT == libc::S_IFDIR {
-                    match open_dir(cwd, &cpath) {
+                    match open_dir_at(None, &cpath) {
                         Ok(fd) => walk(fd, &shown, &mut buf, &mut t),
                         Err(e) => {
                             eprintln!("floor: {shown}: {e}");
@@ -129,7 +126,7 @@ fn walk(dir: OwnedFd, shown: &str, buf: &mut [u8], t: &mut Totals) {
             if entry.is_dot_or_dotdot() {
                 continue;
             }
-            match stat_at(dir.as_fd(), entry.name()) {
+            match stat_at(Some(dir.as_fd()), entry.name()) {
                 Ok(stx) => {
                     t.add(&stx);
                     if u32::from(stx.stx_mode) & libc::S_IFMT == libc::S_IFDIR {
@@ -145,7 +142,7 @@ fn walk(dir: OwnedFd, shown: &str, buf: &mut [u8], t: &mut Totals) {
     }
     for name in subdirs {
         let child = format!("{shown}/{}", name.to_string_lossy());
-        match open_dir(dir.as_fd(), &name) {
+        match open_dir_at(Some(dir.as_fd()), &name) {
             Ok(fd) => walk(fd, &child, buf, t),
             Err(e) => {
                 eprintln!("floor: {child}: {e}");
@@ -155,43 +152,17 @@ fn walk(dir: OwnedFd, shown: &str, buf: &mut [u8], t: &mut Totals) {
     }
 }
 
-fn open_dir(parent: BorrowedFd<'_>, name: &CStr) -> io::Result<OwnedFd> {
-    // SAFETY: `name` is a NUL-terminated string alive for the call; the
-    // parent fd is valid (BorrowedFd).
-    let fd = unsafe {
-        libc::openat(
-            parent.as_raw_fd(),
-            name.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: openat just returned this fd and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn stat_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<libc::statx> {
-    let mut stx = MaybeUninit::<libc::statx>::uninit();
-    // SAFETY: `name` is a live C string, `stx` points to writable memory of
-    // the struct's size, and the dir fd is valid (BorrowedFd).
-    let ret = unsafe {
-        libc::statx(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT,
-            libc::STATX_TYPE
-                | libc::STATX_SIZE
-                | libc::STATX_BLOCKS
-                | libc::STATX_NLINK
-                | libc::STATX_INO,
-            stx.as_mut_ptr(),
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: statx succeeded, so the kernel filled the whole struct.
-    Ok(unsafe { stx.assume_init() })
+/// The fields the totals need, of `name` relative to `dir` (the working
+/// directory if `None`), never following a symbolic link.
+fn stat_at(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<libc::statx> {
+    statx(
+        dir,
+        name,
+        libc::AT_STATX_SYNC_AS_STAT,
+        libc::STATX_TYPE
+            | libc::STATX_SIZE
+            | libc::STATX_BLOCKS
+            | libc::STATX_NLINK
+            | libc::STATX_INO,
+    )
 }

@@ -1,0 +1,170 @@
+//! The builder of a [`Walk`]: the user's settings, resolved by
+//! [`WalkBuilder::build`] into a [`Config`].
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use crate::config::{Config, Engine, Resolved};
+use crate::node::FdBudget;
+use crate::sys;
+use crate::totals::Progress;
+use crate::uring;
+use crate::walk::Walk;
+
+/// Settings of a walk.
+///
+/// # Example
+///
+/// ```
+/// use traverse::{Engine, WalkBuilder};
+/// let walk = WalkBuilder::new()
+///     .engine(Engine::Std)
+///     .count_links(true)
+///     .one_file_system(true)
+///     .build();
+/// assert_eq!(walk.engine(), Engine::Std);
+/// ```
+#[derive(Clone, Debug)]
+pub struct WalkBuilder {
+    engine: Engine,
+    jobs: Option<usize>,
+    count_links: bool,
+    one_file_system: bool,
+    list: bool,
+    inode_order: Option<usize>,
+    interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl Default for WalkBuilder {
+    fn default() -> WalkBuilder {
+        WalkBuilder::new()
+    }
+}
+
+/// GNU fts sorts a directory by inode number above this many entries.
+const INODE_ORDER_THRESHOLD: usize = 10_000;
+
+impl WalkBuilder {
+    /// Defaults: [`Engine::Auto`], jobs chosen per engine, hard links once,
+    /// crossing filesystems, totals (not a listing), inode order above
+    /// 10 000 entries.
+    pub fn new() -> WalkBuilder {
+        WalkBuilder {
+            engine: Engine::Auto,
+            jobs: None,
+            count_links: false,
+            one_file_system: false,
+            list: false,
+            inode_order: Some(INODE_ORDER_THRESHOLD),
+            interrupt: None,
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&mut self, engine: Engine) -> &mut WalkBuilder {
+        self.engine = engine;
+        self
+    }
+
+    /// Worker threads (`threads`, `tokio`, and `uring`, each with its own
+    /// ring); `std` always uses one. Capped so that every worker's
+    /// descriptors fit in `ulimit -n`. Without it, the threads engine
+    /// starts with one thread per CPU and adds threads (up to 16 per CPU)
+    /// while its work waits for the disk; the uring engine likewise, up to
+    /// 8 per CPU.
+    pub fn jobs(&mut self, jobs: usize) -> &mut WalkBuilder {
+        self.jobs = Some(jobs.max(1));
+        self
+    }
+
+    /// Count the size of a hard-linked inode for every link (`du -l`).
+    pub fn count_links(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.count_links = yes;
+        self
+    }
+
+    /// Skip entries on another filesystem than the root's (`du -x`).
+    pub fn one_file_system(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.one_file_system = yes;
+        self
+    }
+
+    /// Listing mode: hand every path to [`Visitor::visit`](crate::Visitor::visit) and stat an
+    /// entry only when its directory entry has no type (or, with
+    /// [`one_file_system`](Self::one_file_system), when it is a
+    /// directory). The totals then hold counts but no sizes.
+    pub fn list(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.list = yes;
+        self
+    }
+
+    /// Stat the entries of directories with more than `threshold` entries
+    /// in inode order (`None`: directory order). Helps cold caches on
+    /// filesystems that lay inodes out in order. The `threads` engine sorts
+    /// only when the first entries it stats block (a cold cache); on a warm
+    /// one the sort would only cost CPU.
+    pub fn inode_order(&mut self, threshold: Option<usize>) -> &mut WalkBuilder {
+        self.inode_order = threshold;
+        self
+    }
+
+    /// A flag that stops the walk when set (a SIGINT handler sets it);
+    /// the summary is then marked partial.
+    pub fn interrupt(&mut self, flag: Arc<AtomicBool>) -> &mut WalkBuilder {
+        self.interrupt = Some(flag);
+        self
+    }
+
+    /// Resolves the engine (`auto`, and `uring` without io_uring) and the
+    /// number of jobs.
+    pub fn build(&self) -> Walk {
+        let (engine, fallback) = match self.engine {
+            Engine::Auto | Engine::Threads => (Resolved::Threads, None),
+            Engine::Uring => match uring::available() {
+                Ok(()) => (Resolved::Uring, None),
+                Err(why) => (Resolved::Threads, Some(why)),
+            },
+            Engine::Tokio => (Resolved::Tokio, None),
+            Engine::Std => (Resolved::Std, None),
+        };
+        let limit = sys::open_file_limit();
+        let cap = FdBudget::max_jobs(limit);
+        let (jobs, max_jobs) = match (engine, self.jobs) {
+            (Resolved::Std, _) => (1, 1),
+            (_, Some(jobs)) => (jobs, jobs),
+            // Start at the warm-cache optimum and let the walk add threads
+            // while it waits for the disk.
+            (Resolved::Threads, None) => (cores(), cores() * COLD_THREADS_PER_CORE),
+            (Resolved::Uring, None) => (cores(), cores() * uring::MAX_WORKERS_PER_CORE),
+            (Resolved::Tokio, None) => (cores(), cores()),
+        };
+        let (jobs, max_jobs) = (jobs.min(cap), max_jobs.min(cap));
+        Walk {
+            config: Config {
+                engine,
+                jobs,
+                max_jobs,
+                count_links: self.count_links,
+                one_file_system: self.one_file_system,
+                list: self.list,
+                inode_order: self.inode_order,
+            },
+            fallback,
+            limit,
+            interrupt: self.interrupt.clone().unwrap_or_default(),
+            seen: Mutex::new(HashSet::new()),
+            progress: Arc::new(Progress::default()),
+        }
+    }
+}
+
+/// The number of CPUs: the threads engine's best start on a warm cache.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Threads per CPU the threads engine may grow to on a cold cache (on 2
+/// CPUs, 32 threads read a cold Linux source tree 3 times faster than 2:
+/// many requests in flight let the disk and the kernel overlap them).
+const COLD_THREADS_PER_CORE: usize = 16;

@@ -1,0 +1,105 @@
+//! The settings of a walk: the engines a user may ask for, and the
+//! configuration [`WalkBuilder::build`](crate::WalkBuilder::build) resolves
+//! them to, which the engines read.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How directories are read and entries stat'ed.
+///
+/// ```
+/// use traverse::Engine;
+/// assert_eq!("threads".parse::<Engine>(), Ok(Engine::Threads));
+/// assert_eq!(Engine::Std.to_string(), "std");
+/// assert!("fast".parse::<Engine>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// Chosen from what the kernel offers and the measurements in the
+    /// README: currently [`Engine::Threads`].
+    Auto,
+    /// Parallel walker on plain system calls (`getdents64` into a large
+    /// buffer, `statx` relative to the directory descriptor).
+    Threads,
+    /// io_uring: worker threads with a ring each; directories read with
+    /// `IORING_OP_GETDENTS` where the kernel has it (else `getdents64`),
+    /// entries stat'ed with `IORING_OP_STATX`, many in flight and
+    /// submitted in batches. Falls back to [`Engine::Threads`] when
+    /// io_uring is unavailable.
+    Uring,
+    /// `tokio::fs` on a multi-threaded runtime: a baseline for the
+    /// benchmarks.
+    Tokio,
+    /// One thread, `std::fs`.
+    Std,
+}
+
+impl Engine {
+    /// Every engine name, as the CLI accepts them.
+    pub const NAMES: [&'static str; 5] = ["auto", "uring", "threads", "tokio", "std"];
+}
+
+impl FromStr for Engine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Engine, String> {
+        match s {
+            "auto" => Ok(Engine::Auto),
+            "uring" => Ok(Engine::Uring),
+            "threads" => Ok(Engine::Threads),
+            "tokio" => Ok(Engine::Tokio),
+            "std" => Ok(Engine::Std),
+            other => Err(format!(
+                "unknown engine {other:?} (expected one of: {})",
+                Engine::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Engine::Auto => "auto",
+            Engine::Uring => "uring",
+            Engine::Threads => "threads",
+            Engine::Tokio => "tokio",
+            Engine::Std => "std",
+        })
+    }
+}
+
+/// The engine that runs: an [`Engine`] with `auto` (and `uring` without
+/// io_uring) resolved, so that no engine has to handle `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    Threads,
+    Uring,
+    Tokio,
+    Std,
+}
+
+impl From<Resolved> for Engine {
+    fn from(engine: Resolved) -> Engine {
+        match engine {
+            Resolved::Threads => Engine::Threads,
+            Resolved::Uring => Engine::Uring,
+            Resolved::Tokio => Engine::Tokio,
+            Resolved::Std => Engine::Std,
+        }
+    }
+}
+
+/// The settings of a walk, resolved by [`WalkBuilder::build`].
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub engine: Resolved,
+    /// Workers to start with.
+    pub jobs: usize,
+    /// Workers the threads engine may grow to.
+    pub max_jobs: usize,
+    pub count_links: bool,
+    pub one_file_system: bool,
+    pub list: bool,
+    pub inode_order: Option<usize>,
+}

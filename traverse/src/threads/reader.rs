@@ -1,0 +1,451 @@
+//! A worker's directory reader: `getdents64` into a large buffer, then the
+//! entries stat'ed here or, for a large directory, shared out in chunks
+//! (while it is still being read on a warm cache, in inode order after a
+//! probe on a cold one).
+
+use std::ops::Range;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use io_uring_getdents::dirent::DirentIter;
+use io_uring_getdents::syscall::getdents64;
+
+use crate::engine::{Shared, Worker};
+use crate::error::Op;
+use crate::links::{Links, Trust};
+use crate::node::{Cursor, DirNode, Ent};
+use crate::sys;
+
+use super::entry::{stat_entries, Listing};
+use super::{Pool, Work};
+
+/// Bytes per `getdents64` call: a directory of up to ~30 000 entries is
+/// read in one call (peers use 32 KiB, about 1 000 entries).
+const BUF_LEN: usize = 1 << 20;
+
+/// The buffer when [`BUF_LEN`] cannot be allocated (as much as glibc's
+/// `readdir` uses).
+const SMALL_BUF_LEN: usize = 32 << 10;
+
+/// Entries per chunk of a large directory's stats.
+const CHUNK: usize = 2048;
+
+/// Entries read, and not yet stat'ed, past which a large directory on a
+/// warm cache is shared out while it is still being read.
+const STREAM_AT: usize = 4 * CHUNK;
+
+/// Entries of a large directory stat'ed in directory order before deciding
+/// on inode order: if any of them blocked, the inodes come from the disk.
+const PROBE: usize = 64;
+
+/// A large directory's entries, stat'ed in chunks by several workers.
+pub(super) struct Batch {
+    dir: Arc<DirNode>,
+    fd: Arc<OwnedFd>,
+    names: Vec<u8>,
+    ents: Vec<Ent>,
+    /// The directory's device, if its `d_ino`s can be trusted.
+    link_dev: Option<u64>,
+    /// Chunks of the directory (all its batches) not yet done, plus one
+    /// while its reader reads and stats its own chunk; the last one
+    /// releases the directory.
+    left: Arc<AtomicUsize>,
+}
+
+/// The order in which a large directory's entries are stat'ed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Not known yet: the directory may still be small, or not probed.
+    Undecided,
+    /// As read: the cache is warm, so the entries may be shared out while
+    /// the directory is still being read.
+    Directory,
+    /// Sorted by inode number, once all are read: the cache is cold.
+    Inode,
+}
+
+/// Whether a directory about to be read was counted already.
+#[derive(Clone, Copy)]
+pub(super) enum Counted {
+    /// Stat'ed by name in its parent; on this device, if known.
+    Yes(Option<u64>),
+    /// Not stat'ed yet ([`Work::Subdir`]): it is, through its descriptor
+    /// once open.
+    No,
+}
+
+/// A directory being read.
+struct Open<'a, 'l> {
+    dir: &'a Arc<DirNode>,
+    fd: Arc<OwnedFd>,
+    /// The hard-link set and the directory's device, when its
+    /// filesystem's `d_ino`s can be trusted.
+    links: Option<(&'l Links, u64)>,
+}
+
+/// How far the reading of one directory has come.
+struct Progress {
+    order: Order,
+    /// Entries at the front of `ents` already stat'ed (the probe).
+    first: usize,
+    /// How many entries the probe stat'ed.
+    probed: usize,
+    /// Once the directory is split among workers: its chunks not done
+    /// yet, plus one for this reader (see [`Batch::left`]).
+    split: Option<Arc<AtomicUsize>>,
+    /// Entries read.
+    read: usize,
+}
+
+/// Puts the chunks of `batch` from entry `from` on the shared stack.
+fn share_chunks(pool: &Pool<'_>, batch: &Arc<Batch>, from: usize) {
+    let len = batch.ents.len();
+    let starts: Vec<usize> = (from..len).step_by(CHUNK).collect();
+    batch.left.fetch_add(starts.len(), Ordering::AcqRel);
+    // Pushed last chunk first, so the stack hands them out in order: the
+    // workers then sweep neighbouring inodes together, which a cold inode
+    // table reads nearly sequentially.
+    pool.queue.share(
+        starts
+            .into_iter()
+            .rev()
+            .map(|start| Work::Stat(Arc::clone(batch), start..(start + CHUNK).min(len))),
+    );
+}
+
+/// A worker's buffers, kept from one directory to the next.
+pub(super) struct Reader {
+    buf: Vec<u8>,
+    /// The directory this worker opened last (see [`Cursor`]).
+    cursor: Cursor,
+    names: Vec<u8>,
+    ents: Vec<Ent>,
+    /// Subdirectories found by the current unit of work.
+    pub(super) children: Vec<Work>,
+    /// Devices seen, and whether their filesystem's `d_ino`s are inode
+    /// numbers.
+    trust: Trust,
+}
+
+impl Reader {
+    /// A reader with a [`BUF_LEN`] buffer, or a smaller one when memory is
+    /// short (`ulimit -v`): more `getdents64` calls, the same result.
+    pub(super) fn new() -> Result<Reader, String> {
+        let mut buf = Vec::new();
+        if buf.try_reserve_exact(BUF_LEN).is_err() && buf.try_reserve_exact(SMALL_BUF_LEN).is_err()
+        {
+            return Err("cannot allocate a buffer to read directories".to_owned());
+        }
+        buf.resize(buf.capacity().min(BUF_LEN), 0);
+        Ok(Reader {
+            buf,
+            cursor: Cursor::default(),
+            names: Vec::new(),
+            ents: Vec::new(),
+            children: Vec::new(),
+            trust: Trust::default(),
+        })
+    }
+
+    /// Reads `dir` and stats its entries (the first chunk of them when
+    /// there are many: the others go to the shared stack, on a warm cache
+    /// while it reads on), after counting `dir` itself when it was not
+    /// stat'ed yet; returns how many entries it stat'ed.
+    pub(super) fn read(
+        &mut self,
+        worker: &mut Worker<'_>,
+        pool: &Pool<'_>,
+        dir: &Arc<DirNode>,
+        counted: Counted,
+    ) -> usize {
+        let shared = pool.shared;
+        worker.enter(dir);
+        let Some((fd, dev)) = self.open(worker, shared, dir, counted) else {
+            worker.leave(shared);
+            return 0;
+        };
+        let links =
+            pool.links.as_ref().zip(dev).and_then(|(links, dev)| {
+                self.trust.link_dev(dev, fd.as_fd()).map(|dev| (links, dev))
+            });
+        self.names.clear();
+        self.ents.clear();
+        let listing = Open { dir, fd, links };
+        let may_split = !shared.config.list && shared.config.max_jobs > 1;
+        let mut progress = Progress {
+            order: Order::Undecided,
+            first: 0,
+            probed: 0,
+            split: None,
+            read: 0,
+        };
+        while !shared.interrupted() {
+            let Some(n) = self.read_more(worker, listing.fd.as_fd()) else {
+                break;
+            };
+            progress.read += n;
+            if may_split {
+                self.stream(worker, pool, &listing, &mut progress);
+            }
+        }
+        self.finish(worker, pool, listing, may_split, progress)
+    }
+
+    /// Opens `dir`, and counts it if it was not counted yet: its
+    /// descriptor and device (if known), or `None` when there is nothing
+    /// to read (what went wrong, or what it is now, is counted).
+    fn open(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        dir: &Arc<DirNode>,
+        counted: Counted,
+    ) -> Option<(Arc<OwnedFd>, Option<u64>)> {
+        let opened = match counted {
+            Counted::No => dir.open_or_stat(sys::open_dir, &shared.budget, &mut self.cursor),
+            Counted::Yes(_) => dir
+                .open(sys::open_dir, &shared.budget, &mut self.cursor)
+                .map_err(|cause| (cause, None)),
+        };
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err((cause, stat)) => {
+                match stat {
+                    // No longer a directory (replaced since it was
+                    // listed): counted as what it is now, as du would.
+                    Some(Ok(st)) if !st.is_dir() => worker.count_stat(&st),
+                    Some(Ok(st)) => {
+                        worker.count_stat(&st);
+                        worker.dir_error(Op::Open, cause);
+                    }
+                    // Gone, or unreachable: the stat's error is the one
+                    // du would report.
+                    Some(Err(cause)) => worker.dir_error(Op::Stat, cause),
+                    None => worker.dir_error(Op::Open, cause),
+                }
+                return None;
+            }
+        };
+        let dev = match counted {
+            Counted::Yes(dev) => dev,
+            Counted::No => match sys::fstatx(fd.as_fd()) {
+                Ok(st) => {
+                    if !worker.opened_dir(&st) {
+                        return None;
+                    }
+                    worker.count_stat(&st);
+                    Some(st.dev)
+                }
+                Err(cause) => {
+                    worker.dir_error(Op::Stat, cause);
+                    None
+                }
+            },
+        };
+        Some((fd, dev))
+    }
+
+    /// One `getdents64` call: appends the entries it returned to `ents`
+    /// and says how many, or `None` at the end of the directory or on an
+    /// error (reported).
+    fn read_more(&mut self, worker: &mut Worker<'_>, fd: BorrowedFd<'_>) -> Option<usize> {
+        let n = match getdents64(fd, &mut self.buf) {
+            Ok(0) => return None,
+            Ok(n) => n,
+            Err(cause) => {
+                worker.dir_error(Op::Read, cause);
+                return None;
+            }
+        };
+        let before = self.ents.len();
+        for entry in DirentIter::new(&self.buf[..n]) {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(bad) => {
+                    worker.dir_error(Op::Read, bad.into());
+                    return None;
+                }
+            };
+            if entry.is_dot_or_dotdot() {
+                continue;
+            }
+            self.ents.push(Ent::push(
+                &mut self.names,
+                entry.ino(),
+                entry.name_bytes(),
+                entry.d_type(),
+            ));
+        }
+        Some(self.ents.len() - before)
+    }
+
+    /// A large directory on a warm cache: what is read so far goes to the
+    /// other workers while this one reads on (reading 200 000 entries is
+    /// a third of a warm walk of them). The first time, decides on the
+    /// order (a probe, if inode order is an option).
+    fn stream(
+        &mut self,
+        worker: &mut Worker<'_>,
+        pool: &Pool<'_>,
+        listing: &Open<'_, '_>,
+        progress: &mut Progress,
+    ) {
+        let shared = pool.shared;
+        if progress.order == Order::Inode || self.ents.len() - progress.first < STREAM_AT {
+            return;
+        }
+        if progress.order == Order::Undecided {
+            progress.order = match shared.config.inode_order {
+                None => Order::Directory,
+                Some(_) if shared.inode_order(self.ents.len()) => {
+                    progress.first = PROBE.min(self.ents.len());
+                    progress.probed = progress.first;
+                    self.probe(worker, shared, listing)
+                }
+                Some(_) => Order::Undecided,
+            };
+        }
+        if progress.order == Order::Directory {
+            let left = progress.split.get_or_insert_with(|| {
+                listing.dir.hold(Arc::clone(&listing.fd), &shared.budget);
+                Arc::new(AtomicUsize::new(1))
+            });
+            let batch = self.batch(listing, left);
+            share_chunks(pool, &batch, progress.first);
+            progress.first = 0;
+        }
+    }
+
+    /// The directory is read: decides on the order if it is still open,
+    /// and stats what is left here (a small directory) or this reader's
+    /// chunk of it, the others shared out.
+    fn finish(
+        &mut self,
+        worker: &mut Worker<'_>,
+        pool: &Pool<'_>,
+        listing: Open<'_, '_>,
+        may_split: bool,
+        mut progress: Progress,
+    ) -> usize {
+        let shared = pool.shared;
+        let len = self.ents.len();
+        if progress.order == Order::Undecided && shared.inode_order(len) {
+            progress.order = self.probe(worker, shared, &listing);
+            progress.first = PROBE.min(len);
+            progress.probed = progress.first;
+        }
+        let first = progress.first;
+        if progress.order == Order::Inode {
+            self.ents[first..].sort_unstable_by_key(|e| e.ino);
+        }
+        let Open { dir, fd, links } = listing;
+        let left = match progress.split {
+            Some(left) => left,
+            None if !may_split || len - first <= CHUNK => {
+                let listing = Listing {
+                    dir,
+                    fd: fd.as_fd(),
+                    names: &self.names,
+                    links,
+                };
+                stat_entries(
+                    worker,
+                    shared,
+                    &listing,
+                    &self.ents[first..],
+                    &mut self.children,
+                );
+                dir.keep(fd, self.children.len(), &shared.budget);
+                worker.leave(shared);
+                return progress.read;
+            }
+            None => {
+                dir.hold(Arc::clone(&fd), &shared.budget);
+                Arc::new(AtomicUsize::new(1))
+            }
+        };
+        // The rest of a large directory: other workers take all chunks but
+        // the first, which this reader stats on its share of `left`.
+        let batch = self.batch(&Open { dir, fd, links }, &left);
+        let own = first..(first + CHUNK).min(len);
+        share_chunks(pool, &batch, own.end);
+        worker.leave(shared);
+        // What this unit stat'ed: the probe and its chunk (the slow-unit
+        // rule compares its time with that).
+        progress.probed + self.stat_chunk(worker, pool, &batch, own)
+    }
+
+    /// Stats the first [`PROBE`] entries of a large directory in directory
+    /// order and says in which order to stat the rest: inode order only
+    /// pays when the inodes come from the disk; on a warm cache it costs
+    /// CPU (scattered accesses to the names and the kernel's inodes: +20 %
+    /// on 200 000 files). So sort only if those few blocked.
+    fn probe(&mut self, worker: &mut Worker<'_>, shared: &Shared, open: &Open<'_, '_>) -> Order {
+        let before = sys::voluntary_switches();
+        let listing = Listing {
+            dir: open.dir,
+            fd: open.fd.as_fd(),
+            names: &self.names,
+            links: open.links,
+        };
+        let end = PROBE.min(self.ents.len());
+        stat_entries(
+            worker,
+            shared,
+            &listing,
+            &self.ents[..end],
+            &mut self.children,
+        );
+        if sys::voluntary_switches() > before {
+            Order::Inode
+        } else {
+            Order::Directory
+        }
+    }
+
+    /// The entries read so far, as a batch of the directory (taken from
+    /// the reader).
+    fn batch(&mut self, open: &Open<'_, '_>, left: &Arc<AtomicUsize>) -> Arc<Batch> {
+        Arc::new(Batch {
+            dir: Arc::clone(open.dir),
+            fd: Arc::clone(&open.fd),
+            names: std::mem::take(&mut self.names),
+            ents: std::mem::take(&mut self.ents),
+            link_dev: open.links.map(|(_, dev)| dev),
+            left: Arc::clone(left),
+        })
+    }
+
+    /// Stats one chunk of a large directory; returns its length.
+    pub(super) fn stat_chunk(
+        &mut self,
+        worker: &mut Worker<'_>,
+        pool: &Pool<'_>,
+        batch: &Batch,
+        range: Range<usize>,
+    ) -> usize {
+        let shared = pool.shared;
+        let len = range.len();
+        worker.enter(&batch.dir);
+        let listing = Listing {
+            dir: &batch.dir,
+            fd: batch.fd.as_fd(),
+            names: &batch.names,
+            links: pool.links.as_ref().zip(batch.link_dev),
+        };
+        stat_entries(
+            worker,
+            shared,
+            &listing,
+            &batch.ents[range],
+            &mut self.children,
+        );
+        batch.dir.add_children(self.children.len());
+        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            batch.dir.release(&shared.budget);
+        }
+        worker.leave(shared);
+        len
+    }
+}
