@@ -295,35 +295,6 @@ fn little_address_space() {
     }
 }
 
-/// Unmounts on drop (also when the test fails).
-struct BindMount(CString);
-
-impl BindMount {
-    fn new(source: &Path, target: &Path) -> BindMount {
-        let (source, target) = (c_path(source), c_path(target));
-        // SAFETY: the paths and the type are NUL-terminated and outlive the
-        // call; the data may be null.
-        let ret = unsafe {
-            libc::mount(
-                source.as_ptr(),
-                target.as_ptr(),
-                c"none".as_ptr(),
-                libc::MS_BIND,
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(ret, 0, "mount --bind: {}", std::io::Error::last_os_error());
-        BindMount(target)
-    }
-}
-
-impl Drop for BindMount {
-    fn drop(&mut self) {
-        // SAFETY: the path is NUL-terminated and outlives the call.
-        unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
-    }
-}
-
 /// A directory bind-mounted below itself, three times over. `find`
 /// reports "File system loop detected" for each and does not list them
 /// (exit 1), `du` leaves them out: so the reference is the tree before

@@ -170,37 +170,6 @@ fn further_names_of_a_counted_inode_are_not_stat_ed() {
     );
 }
 
-/// Unmounts on drop (also when the test fails).
-struct BindMount(std::ffi::CString);
-
-impl BindMount {
-    fn new(source: &Path, target: &Path) -> BindMount {
-        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-        let (source, target) = (c(source), c(target));
-        // SAFETY: the paths and the type are NUL-terminated and outlive the
-        // call; the data may be null. A bind mount ignores the type, but
-        // valgrind checks it as a string, so it is "none" (as mount(8)).
-        let ret = unsafe {
-            libc::mount(
-                source.as_ptr(),
-                target.as_ptr(),
-                c"none".as_ptr(),
-                libc::MS_BIND,
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(ret, 0, "mount --bind: {}", std::io::Error::last_os_error());
-        BindMount(target)
-    }
-}
-
-impl Drop for BindMount {
-    fn drop(&mut self) {
-        // SAFETY: the path is NUL-terminated and outlives the call.
-        unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
-    }
-}
-
 /// A file bind-mounted over a name that is a hard link of an inode already
 /// counted is another inode, which du counts: `d_ino` names the link under
 /// the mount, so a mount point's name is stat'ed, never taken from `d_ino`.

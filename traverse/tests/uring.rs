@@ -199,23 +199,8 @@ fn refuse(nr: libc::c_long, arg: u32, value: u32, errno: i32, cmd: &mut Command)
         ),
         stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
     ];
-    // SAFETY: the closure runs in the child between fork and exec and only
-    // makes two prctl system calls; `filter` is moved into the closure and
-    // lives until the call returns.
-    unsafe {
-        cmd.pre_exec(move || {
-            let prog = libc::sock_fprog {
-                len: filter.len() as u16,
-                filter: filter.as_ptr() as *mut libc::sock_filter,
-            };
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    }
+    with_seccomp_filter(cmd, filter);
+    cmd
 }
 
 /// Where the kernel has GETDENTS the engine reads every directory through

@@ -299,3 +299,62 @@ pub fn list_both(path: &Path, engine: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 pub fn bytes_path(base: &Path, name: &[u8]) -> PathBuf {
     base.join(OsStr::from_bytes(name))
 }
+
+/// A bind mount (root only), unmounted on drop, also when the test fails.
+pub struct BindMount(std::ffi::CString);
+
+impl BindMount {
+    /// Mounts `source` on `target` (`mount --bind`); panics on failure.
+    pub fn new(source: &Path, target: &Path) -> BindMount {
+        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+        let (source, target) = (c(source), c(target));
+        // SAFETY: the paths and the type are NUL-terminated and outlive the
+        // call; the data may be null. A bind mount ignores the type, but
+        // valgrind checks it as a string, so it is "none" (as mount(8)).
+        let ret = unsafe {
+            libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                c"none".as_ptr(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(ret, 0, "mount --bind: {}", std::io::Error::last_os_error());
+        BindMount(target)
+    }
+}
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        // SAFETY: the path is NUL-terminated and outlives the call.
+        unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+/// Makes `cmd`'s process install the seccomp `filter` before it runs
+/// (after `PR_SET_NO_NEW_PRIVS`, so no privilege is needed).
+pub fn with_seccomp_filter(
+    cmd: &mut Command,
+    filter: impl AsRef<[libc::sock_filter]> + Send + Sync + 'static,
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // makes two prctl system calls; `filter` is moved into the closure and
+    // lives until the call returns.
+    unsafe {
+        cmd.pre_exec(move || {
+            let filter = filter.as_ref();
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
