@@ -522,39 +522,6 @@ fn engines_that_need_proc_name_it_when_it_is_missing() {
     }
 }
 
-/// `openat` calls made by `traverse ARGS` under `ulimit -n LIMIT`,
-/// counted by `strace -f -c`; `None` without strace.
-fn openat_calls(limit: u32, args: &[&OsStr]) -> Option<u64> {
-    let env = TestEnv::new();
-    let report = env.root().join("strace.txt");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n {limit} && exec strace -f -c -e trace=openat -o \"$0\" \"$@\""
-        ))
-        .arg(&report)
-        .arg(bin())
-        .args(args)
-        .output()
-        .unwrap();
-    if String::from_utf8_lossy(&out.stderr).contains("strace: not found")
-        || out.status.code() == Some(127)
-    {
-        return None;
-    }
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = fs::read_to_string(&report).unwrap();
-    let row = text
-        .lines()
-        .find(|l| l.split_whitespace().last() == Some("openat"))
-        .unwrap_or_else(|| panic!("no openat row in:\n{text}"));
-    Some(row.split_whitespace().nth(3).unwrap().parse().unwrap())
-}
-
 /// 1 000 levels, with a directory on each side of the way down (listed
 /// before and after it, whatever the filesystem's order): with a
 /// descriptor limit too small to keep the ancestors open, each parent was
@@ -598,7 +565,7 @@ fn reopening_ancestors_with_few_descriptors_stays_linear() {
             OsStr::new("--json"),
             top.as_os_str(),
         ];
-        let Some(calls) = openat_calls(limit, &args) else {
+        let Some(calls) = syscall_calls("openat", Some(limit), &args) else {
             println!("skipped: strace not found");
             return;
         };

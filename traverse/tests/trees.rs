@@ -102,35 +102,6 @@ fn hard_links_across_roots_count_once_like_du() {
     assert_eq!(lines[2].1.files, 2);
 }
 
-/// `statx` calls made by `traverse ARGS`, counted by `strace -f -c`; `None`
-/// when strace is not installed (the test VM has none; `.ci/run` installs
-/// it on the host).
-fn statx_calls(args: &[&OsStr]) -> Option<u64> {
-    let env = TestEnv::new();
-    let report = env.root().join("strace.txt");
-    let out = std::process::Command::new("strace")
-        .args(["-f", "-c", "-e", "trace=statx", "-o"])
-        .arg(&report)
-        .arg(bin())
-        .args(args)
-        .output();
-    let out = match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        other => other.expect("strace"),
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = fs::read_to_string(&report).unwrap();
-    let row = text
-        .lines()
-        .find(|l| l.split_whitespace().last() == Some("statx"))
-        .unwrap_or_else(|| panic!("no statx row in:\n{text}"));
-    Some(row.split_whitespace().nth(3).unwrap().parse().unwrap())
-}
-
 /// Five names for each of 300 files over 30 directories, like the
 /// benchmarks' tree of hard links: totals as du on every engine, and the
 /// default engine stats each inode about once, not each name (a further
@@ -153,7 +124,7 @@ fn further_names_of_a_counted_inode_are_not_stat_ed() {
     }
     check_all_engines(&t, &[]);
     check_all_engines(&t, &["--count-links"]);
-    let Some(calls) = statx_calls(&[t.as_os_str()]) else {
+    let Some(calls) = syscall_calls("statx", None, &[t.as_os_str()]) else {
         eprintln!("strace not found: statx calls not counted");
         return;
     };
@@ -163,7 +134,7 @@ fn further_names_of_a_counted_inode_are_not_stat_ed() {
         calls <= 2 * (FILES + DIRS + 1) as u64,
         "{calls} statx calls"
     );
-    let each = statx_calls(&[OsStr::new("--count-links"), t.as_os_str()]).unwrap();
+    let each = syscall_calls("statx", None, &[OsStr::new("--count-links"), t.as_os_str()]).unwrap();
     assert!(
         each >= (5 * FILES) as u64,
         "--count-links: {each} statx calls"

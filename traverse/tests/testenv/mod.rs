@@ -358,3 +358,36 @@ pub fn with_seccomp_filter(
         });
     }
 }
+
+/// How many times `traverse ARGS` made the system call `name`, counted by
+/// `strace -f -c`, under `ulimit -n LIMIT` when given; `None` when strace
+/// is not installed (the test VM has none; `.ci/run` installs it).
+pub fn syscall_calls(name: &str, open_limit: Option<u32>, args: &[&OsStr]) -> Option<u64> {
+    let env = TestEnv::new();
+    let report = env.root().join("strace.txt");
+    let limit = open_limit.map_or(String::new(), |n| format!("ulimit -n {n} && "));
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{limit}exec strace -f -c -e trace={name} -o \"$0\" \"$@\""
+        ))
+        .arg(&report)
+        .arg(bin())
+        .args(args)
+        .output()
+        .unwrap();
+    if out.status.code() == Some(127) {
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(&report).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.split_whitespace().last() == Some(name))
+        .unwrap_or_else(|| panic!("no {name} row in:\n{text}"));
+    Some(row.split_whitespace().nth(3).unwrap().parse().unwrap())
+}
