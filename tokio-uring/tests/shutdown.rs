@@ -18,6 +18,7 @@ mod common;
 
 use std::fs;
 use std::hint::black_box;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{backends, builder, poll_once};
@@ -37,47 +38,72 @@ fn churn_the_heap() {
     drop(black_box(kept));
 }
 
+/// How long the slow mount takes to answer each request.
+const DELAY: Duration = Duration::from_millis(200);
+
+/// A testfs mount answering each request after [`DELAY`], of a source
+/// directory holding the files `f0`..`f15`. Fields drop in order: the
+/// mount goes before its directories.
+struct SlowMount {
+    mount: testfs::Mount,
+    source: tempfile::TempDir,
+    _mountpoint: tempfile::TempDir,
+}
+
+fn slow_mount() -> SlowMount {
+    let source = tempfile::tempdir().unwrap();
+    let mountpoint = tempfile::tempdir().unwrap();
+    for i in 0..16 {
+        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
+    }
+    let options = testfs::Options::new().delay(DELAY);
+    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
+        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+    SlowMount {
+        mount,
+        source,
+        _mountpoint: mountpoint,
+    }
+}
+
+/// Opens the slow mount and submits a statx of each file, then drops the
+/// futures: tokio-uring keeps each result buffer as the operation's stable
+/// data, and the kernel writes it about [`DELAY`] later.
+async fn leave_statx_in_flight(mountpoint: &Path) {
+    let dir = Dir::builder()
+        .backend(BackendChoice::Fallback)
+        .open(mountpoint)
+        .await
+        .unwrap();
+    for i in 0..16 {
+        let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
+        assert!(poll_once(&mut stat).is_pending());
+    }
+    // Let the submissions reach the kernel.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
 #[test]
 fn statx_in_flight_when_the_runtime_ends() {
     if let Some(why) = testfs::cannot_mount() {
         println!("skipped: {why}");
         return;
     }
-    let source = tempfile::tempdir().unwrap();
-    let mountpoint = tempfile::tempdir().unwrap();
-    for i in 0..16 {
-        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
-    }
-    let delay = Duration::from_millis(200);
-    let options = testfs::Options::new().delay(delay);
-    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
-        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+    let slow = slow_mount();
 
     for _ in 0..3 {
         let started = Instant::now();
         tokio_uring::start(async {
-            let dir = Dir::builder()
-                .backend(BackendChoice::Fallback)
-                .open(mount.mountpoint())
-                .await
-                .unwrap();
-            for i in 0..16 {
-                // Submitted, then dropped: tokio-uring keeps the result
-                // buffer as the operation's stable data.
-                let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
-                assert!(poll_once(&mut stat).is_pending());
-            }
-            // Let the submissions reach the kernel.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            leave_statx_in_flight(slow.mount.mountpoint()).await;
         });
         // The driver waited for the statx calls before returning.
         assert!(
-            started.elapsed() >= delay,
+            started.elapsed() >= DELAY,
             "the statx calls were not in flight"
         );
         churn_the_heap();
     }
-    mount.unmount().unwrap();
+    slow.mount.unmount().unwrap();
 }
 
 /// Two runtimes on one thread: the first stays alive while the second ends
@@ -89,52 +115,35 @@ fn statx_in_flight_when_a_second_runtime_on_the_thread_ends() {
         println!("skipped: {why}");
         return;
     }
-    let source = tempfile::tempdir().unwrap();
-    let mountpoint = tempfile::tempdir().unwrap();
-    for i in 0..16 {
-        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
-    }
-    let delay = Duration::from_millis(200);
-    let options = testfs::Options::new().delay(delay);
-    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
-        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+    let slow = slow_mount();
 
     let first = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
     // The first runtime submits too, so that it has this crate's state.
     first.block_on(async {
-        let dir = Dir::open(source.path()).await.unwrap();
+        let dir = Dir::open(slow.source.path()).await.unwrap();
         dir.metadata(libc::STATX_BASIC_STATS).await.unwrap();
     });
     for _ in 0..3 {
         let second = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
         second.block_on(async {
-            let dir = Dir::builder()
-                .backend(BackendChoice::Fallback)
-                .open(mount.mountpoint())
-                .await
-                .unwrap();
-            for i in 0..16 {
-                let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
-                assert!(poll_once(&mut stat).is_pending());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            leave_statx_in_flight(slow.mount.mountpoint()).await;
         });
         let started = Instant::now();
         drop(second);
         assert!(
-            started.elapsed() >= delay / 2,
+            started.elapsed() >= DELAY / 2,
             "the statx calls were not in flight"
         );
         churn_the_heap();
         // The first runtime goes on working.
         first.block_on(async {
-            let dir = Dir::open(source.path()).await.unwrap();
+            let dir = Dir::open(slow.source.path()).await.unwrap();
             dir.statx("f0", libc::STATX_BASIC_STATS).await.unwrap();
         });
         churn_the_heap();
     }
     drop(first);
-    mount.unmount().unwrap();
+    slow.mount.unmount().unwrap();
 }
 
 /// This crate's first operation of the runtime runs inside a
@@ -147,43 +156,26 @@ fn statx_in_flight_when_the_runtime_ends_while_a_local_set_lives_on() {
         println!("skipped: {why}");
         return;
     }
-    let source = tempfile::tempdir().unwrap();
-    let mountpoint = tempfile::tempdir().unwrap();
-    for i in 0..16 {
-        fs::write(source.path().join(format!("f{i}")), b"x").unwrap();
-    }
-    let delay = Duration::from_millis(200);
-    let options = testfs::Options::new().delay(delay);
-    let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
-        .unwrap_or_else(|e| panic!("mount testfs: {e}"));
+    let slow = slow_mount();
 
     let mut kept = Vec::new();
     for _ in 0..3 {
         let runtime = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
         let local = tokio::task::LocalSet::new();
         runtime.block_on(local.run_until(async {
-            let dir = Dir::builder()
-                .backend(BackendChoice::Fallback)
-                .open(mount.mountpoint())
-                .await
-                .unwrap();
-            for i in 0..16 {
-                let mut stat = dir.statx(format!("f{i}").as_str(), libc::STATX_BASIC_STATS);
-                assert!(poll_once(&mut stat).is_pending());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            leave_statx_in_flight(slow.mount.mountpoint()).await;
         }));
         let started = Instant::now();
         drop(runtime);
         assert!(
-            started.elapsed() >= delay / 2,
+            started.elapsed() >= DELAY / 2,
             "the statx calls were not in flight"
         );
         churn_the_heap();
         kept.push(local);
     }
     drop(kept);
-    mount.unmount().unwrap();
+    slow.mount.unmount().unwrap();
 }
 
 #[test]
