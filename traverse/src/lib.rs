@@ -33,6 +33,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod breakdown;
 mod builder;
 mod config;
 mod dispatch;
@@ -52,6 +53,7 @@ mod uring;
 mod visit;
 mod walk;
 
+pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use error::{Error, Op};

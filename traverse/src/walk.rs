@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::breakdown::{Breakdown, DirVisitor, Tally};
 use crate::config::{Config, Engine};
 use crate::dispatch;
 use crate::engine::{self, Shared};
@@ -74,6 +75,36 @@ impl Walk {
     /// directory a symlink `link` points to: the kernel follows a symlink
     /// before a trailing slash.
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+        self.walk(root, visitors, None)
+    }
+
+    /// Walks `root` like [`run`](Self::run), and hands each directory to
+    /// `dirs` once the totals of its subtree are final (a breakdown, as
+    /// `du -d N` prints it): from the same parallel walk, with every
+    /// engine. A hard-linked inode whose names sit in several directories
+    /// is counted in the directory of the name whose path sorts first
+    /// (bytewise), so two runs give the same figures; such inodes are
+    /// settled at the end of the walk. No directory is handed over when
+    /// the root cannot be read or the walk is interrupted before it ends.
+    /// Not in listing mode ([`WalkBuilder::list`](crate::WalkBuilder::list)),
+    /// which counts no sizes: `dirs` then gets nothing.
+    ///
+    /// See [`DirVisitor`] for an example.
+    pub fn run_dirs(
+        &self,
+        root: &Path,
+        visitors: &dyn VisitorBuilder,
+        dirs: Arc<dyn DirVisitor>,
+    ) -> Summary {
+        self.walk(root, visitors, Some(dirs))
+    }
+
+    fn walk(
+        &self,
+        root: &Path,
+        visitors: &dyn VisitorBuilder,
+        dirs: Option<Arc<dyn DirVisitor>>,
+    ) -> Summary {
         let mut acc = Accumulator::new(self.config.count_links);
         let mut visitor = visitors.build();
         let croot = match CString::new(root.as_os_str().as_bytes()) {
@@ -136,6 +167,12 @@ impl Walk {
         };
         drop(visitor);
         if !self.interrupt.load(Ordering::Relaxed) {
+            let breakdown = dirs
+                .filter(|_| !self.config.list)
+                .map(|dirs| Arc::new(Breakdown::new(dirs)));
+            let tally = breakdown
+                .as_ref()
+                .map(|b| Tally::new(Some(&st), croot.to_bytes(), b.ncdu));
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,
@@ -143,9 +180,16 @@ impl Walk {
                 budget: FdBudget::new(self.config.max_jobs, self.limit),
                 interrupt: Arc::clone(&self.interrupt),
                 progress: Arc::clone(&self.progress),
+                breakdown,
             });
-            let root = DirNode::root(croot, fd, st.id());
+            let root = DirNode::root(croot, fd, st.id(), tally);
             acc.merge(dispatch::walk(&shared, root, visitors));
+            if let Some(breakdown) = &shared.breakdown {
+                if !self.interrupt.load(Ordering::Relaxed) {
+                    let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+                    breakdown.settle(&seen);
+                }
+            }
         }
         self.finish(acc)
     }
