@@ -138,6 +138,12 @@ impl Tally {
     pub fn new(own: Option<&Stat>, name: &[u8], ncdu: bool) -> Tally {
         let mut sums = Totals::default();
         let mut tree = ncdu.then(NcduDir::default);
+        if let Some(tree) = &mut tree {
+            // The name alone until a stat tells more (a subdirectory is
+            // stat'ed once open; if that fails, the name is all there is).
+            tree.info.extend_from_slice(b"\"name\":");
+            json_str(&mut tree.info, name);
+        }
         if let Some(st) = own {
             sums.add_stat(st);
             if let Some(tree) = &mut tree {
@@ -241,7 +247,12 @@ impl Breakdown {
                 return;
             }
             let totals = std::mem::take(&mut *lock(&tally.sums));
-            let tree = tally.tree().map(|mut t| std::mem::take(&mut *t));
+            let tree = tally.tree().map(|mut t| {
+                // Kept until the walk ends: without the room grown for more.
+                t.entries.shrink_to_fit();
+                t.dirs.shrink_to_fit();
+                std::mem::take(&mut *t)
+            });
             self.visitor.dir(&DirTotals {
                 node: cur,
                 totals: &totals,

@@ -92,7 +92,7 @@ pub struct Opts {
     /// Write the whole tree to FILE ("-": stdout, instead of the totals)
     /// in ncdu's export format, to browse with `ncdu -f FILE` or
     /// `gdu -f FILE`. One PATH only. Memory grows with the tree (about
-    /// 150 MB per million entries).
+    /// 140 MB per million entries).
     #[arg(long, value_name = "FILE", conflicts_with = "list")]
     export: Option<PathBuf>,
 

@@ -525,3 +525,79 @@ fn export_to_stdout_is_the_only_output() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("one PATH"), "{err}");
 }
+
+/// On a terminal, the progress line shows while a breakdown walks (a slow
+/// FUSE mount keeps it walking past the first second), and the lines come
+/// after it.
+#[test]
+fn progress_line_shows_on_a_terminal() {
+    if !installed("tmux") {
+        return;
+    }
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let env = TestEnv::new();
+    let src = env.mkdir("src");
+    for d in 0..20 {
+        for f in 0..20 {
+            env.file(&format!("src/d{d}/f{f}"), f);
+        }
+    }
+    let mnt = env.mkdir("mnt");
+    let options = testfs::Options::new().delay(Duration::from_millis(3));
+    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let session = format!("traverse-progress-{}", std::process::id());
+    let script = format!(
+        "{} -j 1 -d 1 {} ; sleep 30",
+        bin().display(),
+        mount.mountpoint().display()
+    );
+    let tmux = |args: &[&str]| run(Command::new("tmux").args(args));
+    let (code, _, err) = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "160",
+        "-y",
+        "40",
+        &script,
+    ]);
+    assert_eq!(code, Some(0), "tmux: {err}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut progress, mut lines) = (false, false);
+    while Instant::now() < deadline && !lines {
+        let screen = tmux(&["capture-pane", "-p", "-t", &session]).1;
+        progress |= screen.contains(" entries, ") && screen.contains(" bytes...");
+        lines = screen.contains(&format!("\t{}\n", mount.mountpoint().display()))
+            || screen
+                .lines()
+                .any(|l| l.ends_with(&format!(" {}", mount.mountpoint().display())));
+        sleep(Duration::from_millis(50));
+    }
+    tmux(&["kill-session", "-t", &session]);
+    assert!(progress, "no progress line seen");
+    assert!(lines, "the lines did not come");
+}
+
+/// The Linux source tree (86 629 files), from the Debian package's tarball
+/// where it is installed (the kernel build installs it); skipped elsewhere.
+#[test]
+fn depths_match_du_on_the_linux_tree() {
+    let tarball = Path::new("/usr/src/linux-source-6.12.tar.xz");
+    if !tarball.exists() {
+        println!("skipped: {} is not installed", tarball.display());
+        return;
+    }
+    let env = TestEnv::new();
+    let (code, _, err) = run(Command::new("tar")
+        .arg("-xf")
+        .arg(tarball)
+        .arg("-C")
+        .arg(env.root()));
+    assert_eq!(code, Some(0), "tar: {err}");
+    check_depths(&env.root().join("linux-source-6.12"));
+}
