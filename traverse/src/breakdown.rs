@@ -299,6 +299,8 @@ impl Breakdown {
 #[derive(Debug, Default)]
 pub(crate) struct NcduDir {
     info: Vec<u8>,
+    /// Whether reading it failed, whole or in part.
+    read_error: bool,
     /// `,{entry}` for each entry that is not a subdirectory read.
     entries: Vec<u8>,
     dirs: Vec<NcduDir>,
@@ -314,9 +316,7 @@ impl NcduDir {
 
     /// Marks that the directory could not be read (whole or in part).
     pub fn read_error(&mut self) {
-        if !self.info.is_empty() && !self.info.ends_with(b"\"read_error\":true") {
-            self.info.extend_from_slice(b",\"read_error\":true");
-        }
+        self.read_error = true;
     }
 
     /// Appends entries written by [`ncdu_entry`].
@@ -333,6 +333,9 @@ impl NcduDir {
             if next == 0 {
                 w.write_all(b"[{")?;
                 w.write_all(&dir.info)?;
+                if dir.read_error {
+                    w.write_all(b",\"read_error\":true")?;
+                }
                 w.write_all(b"}")?;
                 w.write_all(&dir.entries)?;
             }

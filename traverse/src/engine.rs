@@ -168,7 +168,7 @@ impl<'v> Worker<'v> {
     /// name of a hard-linked inode waits to be settled (see
     /// [`crate::breakdown`]); with `--count-links` every name counts.
     fn tally(&mut self, count_links: bool, name: Option<&[u8]>, st: &Stat) {
-        let (Some(breakdown), Some(dir)) = (self.breakdown.clone(), self.dir.clone()) else {
+        let Some(ncdu) = self.breakdown.as_ref().map(|b| b.ncdu) else {
             return;
         };
         if !count_links && st.is_hard_linked() {
@@ -179,16 +179,20 @@ impl<'v> Worker<'v> {
             if let Some(name) = name {
                 push_name(&mut self.entry_path, name);
             }
-            breakdown.link(&dir, &self.entry_path, st);
+            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+                breakdown.link(dir, &self.entry_path, st);
+            }
         } else {
             self.here.add_stat(st);
         }
-        if breakdown.ncdu {
+        if ncdu {
             match name {
                 Some(name) => ncdu_entry(&mut self.here_ncdu, name, st, false),
                 None => {
-                    if let Some(mut tree) = dir.tally().and_then(|t| t.tree()) {
-                        tree.set_info(dir.name().to_bytes(), st);
+                    if let Some(dir) = &self.dir {
+                        if let Some(mut tree) = dir.tally().and_then(|t| t.tree()) {
+                            tree.set_info(dir.name().to_bytes(), st);
+                        }
                     }
                 }
             }

@@ -15,6 +15,10 @@
 //! with `O_NOFOLLOW | O_DIRECTORY`, so there is no `PATH_MAX` limit and a
 //! rename cannot lead the walk out of its tree.
 //!
+//! Per directory ([`Walk::run_dirs`], a [`DirVisitor`]): each directory's
+//! subtree totals as soon as they are final, from the same parallel walk
+//! (what `du -d N` prints), and the tree in ncdu's export format.
+//!
 //! # Example
 //!
 //! ```

@@ -6,7 +6,6 @@ mod testenv;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::thread::sleep;
@@ -329,15 +328,6 @@ fn hard_links_across_directories_count_in_the_first_path() {
         let args = ["--engine", engine, "--count-links", "-d", "1"];
         assert_eq!(traverse_lines(&t, &args), want, "{engine}");
     }
-}
-
-/// Runs `cmd` as `nobody` when we are root (root reads everything).
-fn as_unprivileged(cmd: &mut Command) -> &mut Command {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        cmd.uid(65534).gid(65534);
-    }
-    cmd
 }
 
 #[test]

@@ -109,6 +109,17 @@ where
         .expect("run traverse")
 }
 
+/// Runs `cmd` as `nobody` when we are root (root reads everything), else as
+/// ourselves.
+pub fn as_unprivileged(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    cmd
+}
+
 /// Parses one line of `--json` output: the path (raw JSON text) and the
 /// totals.
 pub fn parse_json(line: &str) -> (String, Totals) {
