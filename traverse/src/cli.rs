@@ -29,10 +29,11 @@ use traverse::{Engine, WalkBuilder};
     version,
     args_override_self = true,
     disable_help_flag = true,
-    after_help = "Examples:\n  traverse ~/src                   counts and sizes of the tree\n  \
-                  traverse -d 1 -h ~               a line per directory below ~, 1.5M style\n  \
-                  traverse --top 20 --disk-usage /var   the 20 directories using most disk\n  \
-                  traverse --export tree.json /srv && ncdu -f tree.json"
+    after_help = "Examples:\n  \
+                  traverse ~/src                          counts and sizes of the tree\n  \
+                  traverse -d 1 -h ~                      a line per directory below ~, sizes as 1.5M\n  \
+                  traverse --top 20 --disk-usage /var     the 20 directories using most disk\n  \
+                  traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu"
 )]
 pub struct Opts {
     /// Directories to count. A PATH that is not a directory (a file, a
@@ -96,10 +97,6 @@ pub struct Opts {
     #[arg(long, value_name = "FILE", conflicts_with = "list")]
     export: Option<PathBuf>,
 
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
-    help: Option<bool>,
-
     /// Count the size of a hard-linked file for every link (du -l).
     #[arg(long)]
     count_links: bool,
@@ -124,6 +121,10 @@ pub struct Opts {
     /// stat'ed in inode order).
     #[arg(long, hide = true)]
     no_inode_order: bool,
+
+    /// Print help (-h is --human-readable, as in du).
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
 }
 
 fn parse_engine(s: &str) -> Result<Engine, String> {

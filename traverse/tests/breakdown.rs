@@ -591,3 +591,25 @@ fn depths_match_du_on_the_linux_tree() {
     assert_eq!(code, Some(0), "tar: {err}");
     check_depths(&env.root().join("linux-source-6.12"));
 }
+
+/// Several PATHs: an inode counted under one is not counted again under a
+/// later one, in the lines as in the totals, as du does.
+#[test]
+fn several_paths_count_a_shared_inode_under_the_first() {
+    let env = TestEnv::new();
+    let a = env.mkdir("a");
+    let b = env.mkdir("b");
+    env.file("a/sub/one", 30_000);
+    env.mkdir("b/sub");
+    fs::hard_link(a.join("sub/one"), b.join("sub/again")).unwrap();
+    let (code, out, err) = run(Command::new("du").args(["-b", "-d", "1"]).arg(&a).arg(&b));
+    assert_eq!(code, Some(0), "{err}");
+    for engine in ENGINES {
+        let (code, got, err) = run(Command::new(bin())
+            .args(["--engine", engine, "-d", "1"])
+            .arg(&a)
+            .arg(&b));
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(sorted(&got), sorted(&out), "{engine}");
+    }
+}
