@@ -613,3 +613,38 @@ fn several_paths_count_a_shared_inode_under_the_first() {
         assert_eq!(sorted(&got), sorted(&out), "{engine}");
     }
 }
+
+/// Three sparse files of 2^63-1 bytes in a subdirectory: its line and the
+/// root's pass 2^64 and are exact, never wrapped (du overflows there).
+#[test]
+fn directory_sums_past_two_to_the_64_are_exact() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("sparse");
+    let s = env.mkdir("sparse/s");
+    for i in 0..3 {
+        let f = fs::File::create(s.join(format!("f{i}"))).unwrap();
+        if f.set_len(i64::MAX as u64).is_err() {
+            println!("skipped: this filesystem refuses files of 2^63-1 bytes");
+            return;
+        }
+    }
+    let size = |p: &Path| u128::from(fs::metadata(p).unwrap().len());
+    let sub = 3 * u128::from(i64::MAX as u64) + size(&s);
+    assert!(sub > u128::from(u64::MAX));
+    let want = format!(
+        "{sub}\t{}\n{}\t{}\n",
+        s.display(),
+        sub + size(&t),
+        t.display()
+    );
+    for engine in ENGINES {
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--engine", engine, "-d", "1"])
+            .arg(&t));
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(out, want, "{engine}");
+    }
+    // 24 EiB less 3 bytes, plus the directories: rounded up as du -h does.
+    let (_, out, _) = run(Command::new(bin()).args(["-h", "--top", "1"]).arg(&t));
+    assert_eq!(out, format!("25E\t{}\n", t.display()));
+}
