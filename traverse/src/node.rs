@@ -499,7 +499,13 @@ mod tests {
     fn root_of(path: &Path) -> Arc<DirNode> {
         let c = CString::new(path.as_os_str().as_bytes()).unwrap();
         let fd = sys::open_dir(None, &c).unwrap();
-        DirNode::root(c, fd, id_of(path))
+        DirNode::root(c, fd, id_of(path), None)
+    }
+
+    /// `path`'s stat, as a walk makes it before queueing a subdirectory.
+    fn stat_of(path: &Path) -> Stat {
+        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+        sys::statx(None, &c).unwrap()
     }
 
     /// `a/b/c/d/e/f` below a temporary directory, with the nodes of each level
@@ -513,7 +519,7 @@ mod tests {
             path.push(name);
             let c = CString::new(name).unwrap();
             let parent = nodes.last().unwrap();
-            nodes.push(DirNode::child_with_id(parent, &c, Some(id_of(&path))));
+            nodes.push(DirNode::child_with_stat(parent, &c, Some(&stat_of(&path))));
         }
         (tmp, nodes)
     }
