@@ -89,7 +89,30 @@ impl Walk {
     /// Not in listing mode ([`WalkBuilder::list`](crate::WalkBuilder::list)),
     /// which counts no sizes: `dirs` then gets nothing.
     ///
-    /// See [`DirVisitor`] for an example.
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use traverse::{DirTotals, DirVisitor, Ignore, WalkBuilder};
+    ///
+    /// /// The largest subtree below the root.
+    /// #[derive(Default)]
+    /// struct Largest(Mutex<u128>);
+    /// impl DirVisitor for Largest {
+    ///     fn dir(&self, dir: &DirTotals<'_>) {
+    ///         if dir.depth() > 0 {
+    ///             let mut max = self.0.lock().unwrap();
+    ///             *max = (*max).max(dir.totals().bytes);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let tree = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tree.path().join("a/b"))?;
+    /// std::fs::write(tree.path().join("a/b/f"), vec![0; 10_000])?;
+    /// let largest = Arc::new(Largest::default());
+    /// WalkBuilder::new().build().run_dirs(tree.path(), &Ignore, largest.clone());
+    /// assert!(*largest.0.lock().unwrap() >= 10_000);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
     pub fn run_dirs(
         &self,
         root: &Path,
