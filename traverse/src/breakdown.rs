@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
+use crate::links::{shard_of, SHARDS};
 use crate::node::DirNode;
 use crate::sys::Stat;
 use crate::totals::{InodeKey, Totals};
@@ -186,8 +187,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The names met of one hard-linked inode, while the walk runs.
 struct LinkNames {
-    size: u64,
-    blocks: u64,
+    /// Size and blocks, from the stat of one of its names (a further name
+    /// counted from `d_ino` may come first: see [`Breakdown::link_known`]).
+    sizes: Option<(u64, u64)>,
     /// The path that sorts first, and its directory.
     first: (Vec<u8>, Arc<DirNode>),
     /// The directory of each name (each holds back one part of it).
@@ -199,7 +201,9 @@ struct LinkNames {
 pub(crate) struct Breakdown {
     visitor: Arc<dyn DirVisitor>,
     pub ncdu: bool,
-    links: Mutex<FxHashMap<InodeKey, LinkNames>>,
+    /// Split in locks by inode, as [`crate::links`]: every name of a tree
+    /// of hard links comes here.
+    links: Box<[Mutex<FxHashMap<InodeKey, LinkNames>>]>,
 }
 
 impl std::fmt::Debug for Breakdown {
@@ -215,22 +219,34 @@ impl Breakdown {
         Breakdown {
             ncdu: visitor.ncdu(),
             visitor,
-            links: Mutex::new(FxHashMap::default()),
+            links: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
     }
 
     /// A name `path` of the hard-linked inode `st`, in `dir` (whose
     /// reading is not done): `dir` waits until the inode is settled.
     pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat) {
+        self.name((st.dev, st.ino), Some((st.size, st.blocks)), dir, path);
+    }
+
+    /// A further name `path` of the hard-linked inode `key`, counted from
+    /// its `d_ino` without a stat: the inode's stat under another name
+    /// gives its sizes (in the registry already, or soon: another worker
+    /// may still be on its way from the stat to [`link`](Self::link)).
+    pub fn link_known(&self, dir: &Arc<DirNode>, path: &[u8], key: InodeKey) {
+        self.name(key, None, dir, path);
+    }
+
+    fn name(&self, key: InodeKey, sizes: Option<(u64, u64)>, dir: &Arc<DirNode>, path: &[u8]) {
         let tally = dir.tally().expect("a breakdown tallies every directory");
         tally.hold();
-        let mut links = lock(&self.links);
-        let names = links.entry((st.dev, st.ino)).or_insert_with(|| LinkNames {
-            size: st.size,
-            blocks: st.blocks,
+        let mut links = lock(&self.links[shard_of(&key)]);
+        let names = links.entry(key).or_insert_with(|| LinkNames {
+            sizes,
             first: (path.to_owned(), Arc::clone(dir)),
             holders: Vec::new(),
         });
+        names.sizes = names.sizes.or(sizes);
         names.holders.push(Arc::clone(dir));
         if path < names.first.0.as_slice() {
             names.first = (path.to_owned(), Arc::clone(dir));
@@ -274,12 +290,17 @@ impl Breakdown {
     /// `seen` (counted under an earlier root) is counted in the directory
     /// of its first path; then the directories holding names go on.
     pub fn settle(&self, seen: &HashSet<InodeKey>) {
-        let links = std::mem::take(&mut *lock(&self.links));
+        let links = self
+            .links
+            .iter()
+            .flat_map(|shard| std::mem::take(&mut *lock(shard)));
         let mut holders = Vec::new();
         for (key, names) in links {
-            if !seen.contains(&key) {
+            // No sizes: no name of it was counted with its stat (one on
+            // another filesystem, under -x), nor in the totals.
+            if let Some((size, blocks)) = names.sizes.filter(|_| !seen.contains(&key)) {
                 let mut sizes = Totals::default();
-                sizes.add_sizes(names.size, names.blocks);
+                sizes.add_sizes(size, blocks);
                 let dir = &names.first.1;
                 dir.tally()
                     .expect("a breakdown tallies every directory")

@@ -17,7 +17,7 @@ use crate::error::{Error, Op};
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Progress;
-use crate::totals::{Accumulator, Totals};
+use crate::totals::{Accumulator, InodeKey, Totals};
 use crate::visit::Visitor;
 
 /// The settings and shared state of one root's walk.
@@ -57,10 +57,13 @@ impl Shared {
 
     /// Whether every name of a hard-linked inode is stat'ed, rather than
     /// further names counted from `d_ino` ([`crate::links`]): a listing and
-    /// `--count-links` need no sizes from them, and a breakdown needs each
-    /// name's inode to settle where it counts.
+    /// `--count-links` need no sizes from them, and the ncdu export writes
+    /// every name's sizes. (A breakdown settles a further name from its
+    /// `d_ino`: [`Worker::known_link`].)
     pub fn stats_every_name(&self) -> bool {
-        self.config.list || self.config.count_links || self.breakdown.is_some()
+        self.config.list
+            || self.config.count_links
+            || self.breakdown.as_ref().is_some_and(|b| b.ncdu)
     }
 
     /// Whether the entry `name` is left out (`--exclude`): neither counted
@@ -240,6 +243,23 @@ impl<'v> Worker<'v> {
         self.seen += 1;
         self.acc.add(st);
         self.tally(self.acc.count_links(), None, st);
+    }
+
+    /// Counts the entry `name`, a further name of the hard-linked inode
+    /// `key` already stat'ed under another name (from `d_ino`, see
+    /// [`crate::links`]): by its `d_type`, and with a breakdown, as a name
+    /// of that inode.
+    pub fn known_link(&mut self, shared: &Shared, name: &[u8], d_type: u8, key: InodeKey) {
+        self.entry(shared, name, d_type, None);
+        if self.breakdown.is_some() {
+            self.build_dir_path();
+            self.entry_path.clear();
+            self.entry_path.extend_from_slice(&self.dir_path);
+            push_name(&mut self.entry_path, name);
+            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+                breakdown.link_known(dir, &self.entry_path, key);
+            }
+        }
     }
 
     /// Checks the directory being read, stat'ed through its descriptor

@@ -877,7 +877,8 @@ impl<'p> Walker<'p> {
                     && links.counted(dev, ent.ino, name)
                 {
                     self.focus(ai);
-                    self.worker.entry(shared, name, ent.d_type, None);
+                    self.worker
+                        .known_link(shared, name, ent.d_type, (dev, ent.ino));
                     continue;
                 }
             }

@@ -418,7 +418,9 @@ fn export_loads_in_ncdu_with_du_s_totals() {
             ncdu_size(du(&t, &["-sb"]))
         );
         let session = format!("traverse-test-{}-{engine}", std::process::id());
-        let tmux = |args: &[&OsStr]| run(Command::new("tmux").args(args));
+        // A server of its own (-L): tests in parallel, and a server
+        // exiting with its last session, cannot get in the way.
+        let tmux = |args: &[&OsStr]| run(Command::new("tmux").args(["-L", &session]).args(args));
         let (code, _, err) = tmux(&[
             "new-session".as_ref(),
             "-d".as_ref(),
@@ -454,7 +456,7 @@ fn export_loads_in_ncdu_with_du_s_totals() {
             session.as_ref(),
             "q".as_ref(),
         ]);
-        tmux(&["kill-session".as_ref(), "-t".as_ref(), session.as_ref()]);
+        tmux(&["kill-server".as_ref()]);
         assert!(
             screen.contains(&want),
             "{engine}: want {want:?} on\n{screen}"
@@ -544,7 +546,7 @@ fn progress_line_shows_on_a_terminal() {
         bin().display(),
         mount.mountpoint().display()
     );
-    let tmux = |args: &[&str]| run(Command::new("tmux").args(args));
+    let tmux = |args: &[&str]| run(Command::new("tmux").args(["-L", &session]).args(args));
     let (code, _, err) = tmux(&[
         "new-session",
         "-d",
@@ -568,7 +570,7 @@ fn progress_line_shows_on_a_terminal() {
                 .any(|l| l.ends_with(&format!(" {}", mount.mountpoint().display())));
         sleep(Duration::from_millis(50));
     }
-    tmux(&["kill-session", "-t", &session]);
+    tmux(&["kill-server"]);
     assert!(progress, "no progress line seen");
     assert!(lines, "the lines did not come");
 }
@@ -643,4 +645,31 @@ fn directory_sums_past_two_to_the_64_are_exact() {
     // 24 EiB less 3 bytes, plus the directories: rounded up as du -h does.
     let (_, out, _) = run(Command::new(bin()).args(["-h", "--top", "1"]).arg(&t));
     assert_eq!(out, format!("25E\t{}\n", t.display()));
+}
+
+/// A tree of hard links (200 inodes, 4 names each over 20 directories):
+/// the `threads` and `uring` engines count a further name from its
+/// `d_ino` without a stat, `std` stats every name; all give the same
+/// lines, on every run, and the root's equals `du -sb`.
+#[test]
+fn many_hard_links_give_the_same_lines_with_or_without_a_stat_per_name() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("links");
+    for i in 0..200 {
+        let first = env.file(&format!("links/d{}/f{i}", i % 20), 100 + i);
+        for k in 1..4 {
+            let dir = t.join(format!("d{}", (i * 7 + k * 3) % 20));
+            fs::create_dir_all(&dir).unwrap();
+            fs::hard_link(&first, dir.join(format!("f{i}-{k}"))).unwrap();
+        }
+    }
+    let reference = traverse_lines(&t, &["--engine", "std", "-d", "1"]);
+    let root = format!("{}\t{}", du(&t, &["-sb"]), t.display());
+    assert!(reference.contains(&root), "{reference:?}");
+    for engine in ENGINES {
+        for _ in 0..3 {
+            let args = ["--engine", engine, "-d", "1"];
+            assert_eq!(traverse_lines(&t, &args), reference, "{engine}");
+        }
+    }
 }

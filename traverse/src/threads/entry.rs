@@ -61,7 +61,7 @@ pub(super) fn stat_entries(
             if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
                 && links.counted(dev, ent.ino, name)
             {
-                worker.entry(shared, name, ent.d_type, None);
+                worker.known_link(shared, name, ent.d_type, (dev, ent.ino));
                 continue;
             }
         }
