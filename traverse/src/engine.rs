@@ -208,8 +208,9 @@ impl<'v> Worker<'v> {
             self.entry_path.clear();
             self.entry_path.extend_from_slice(&self.dir_path);
             push_name(&mut self.entry_path, name);
+            let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
             self.visitor
-                .visit(Path::new(OsStr::from_bytes(&self.entry_path)));
+                .visit_entry(Path::new(OsStr::from_bytes(&self.entry_path)), file_type);
         }
         is_dir
     }
@@ -226,7 +227,7 @@ fn loop_cause(same: &DirNode) -> io::Error {
 /// What a directory task (`tokio`, `uring` engines) hands to the
 /// driver's visitor.
 pub(crate) enum Event {
-    Visit(PathBuf),
+    Visit(PathBuf, FileType),
     Error(Error),
 }
 
@@ -236,8 +237,12 @@ pub(crate) struct Forward(pub mpsc::Sender<Event>);
 
 impl Visitor for Forward {
     fn visit(&mut self, path: &std::path::Path) {
+        self.visit_entry(path, FileType::Unknown);
+    }
+
+    fn visit_entry(&mut self, path: &std::path::Path, file_type: FileType) {
         // The receiver lives until every task has ended.
-        let _ = self.0.send(Event::Visit(path.to_owned()));
+        let _ = self.0.send(Event::Visit(path.to_owned(), file_type));
     }
 
     fn error(&mut self, err: Error) {
@@ -249,7 +254,7 @@ impl Event {
     /// Hands the event to `visitor`.
     pub fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path) => visitor.visit(&path),
+            Event::Visit(path, file_type) => visitor.visit_entry(&path, file_type),
             Event::Error(err) => visitor.error(err),
         }
     }

@@ -223,3 +223,161 @@ fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
         );
     }
 }
+
+/// The bytes of the 20 files `linked_tree` links twice.
+const LINKED_BYTES: u64 = 20 * 100 + 190;
+
+/// A tree whose files are hard-linked across directories, so that a run
+/// that kept the previous run's inodes would count fewer bytes.
+fn linked_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["a", "b", "c/d"] {
+        fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    for i in 0..20 {
+        let file = dir.path().join(format!("a/f{i}"));
+        fs::write(&file, vec![b'x'; 100 + i]).unwrap();
+        fs::hard_link(&file, dir.path().join(format!("c/d/l{i}"))).unwrap();
+    }
+    fs::write(dir.path().join("b/plain"), b"abc").unwrap();
+    dir
+}
+
+#[test]
+fn two_runs_of_one_walk_give_the_same_totals_and_progress() {
+    let dir = linked_tree();
+    let reference = WalkBuilder::new()
+        .engine(Engine::Std)
+        .build()
+        .totals(dir.path());
+    // Every name, as find counts them; the bytes of each linked inode
+    // once, as du -sb counts them.
+    assert_eq!(reference.totals.files, 41);
+    let dir_bytes: u64 = ["", "a", "b", "c", "c/d"]
+        .iter()
+        .map(|d| fs::symlink_metadata(dir.path().join(d)).unwrap().len())
+        .sum();
+    assert_eq!(
+        reference.totals.bytes,
+        u128::from(dir_bytes + LINKED_BYTES + 3)
+    );
+    for engine in ENGINES {
+        let walk = WalkBuilder::new().engine(engine).jobs(2).build();
+        let first = walk.totals(dir.path());
+        let progress = (walk.progress().entries(), walk.progress().bytes());
+        let second = walk.totals(dir.path());
+        assert_eq!(first, reference, "{engine}: first run");
+        assert_eq!(second, reference, "{engine}: second run");
+        assert_eq!(
+            (walk.progress().entries(), walk.progress().bytes()),
+            progress,
+            "{engine}: progress of the second run alone"
+        );
+        // Entries seen: the root, 4 directories, 41 names.
+        assert_eq!(progress.0, 46, "{engine}");
+    }
+}
+
+#[test]
+fn run_next_counts_an_inode_linked_under_two_roots_once() {
+    let dir = linked_tree();
+    for engine in ENGINES {
+        let walk = WalkBuilder::new().engine(engine).build();
+        let a = walk.run(&dir.path().join("a"), &traverse::Ignore);
+        let c = walk.run_next(&dir.path().join("c"), &traverse::Ignore);
+        let alone = walk.run(&dir.path().join("c"), &traverse::Ignore);
+        assert_eq!(a.totals.files, 20, "{engine}");
+        assert_eq!((c.totals.files, alone.totals.files), (20, 20), "{engine}");
+        // The files' bytes were counted under a already.
+        assert_eq!(
+            alone.totals.bytes - c.totals.bytes,
+            u128::from(LINKED_BYTES),
+            "{engine}"
+        );
+    }
+}
+
+#[test]
+fn a_closure_visitor_sees_every_path_and_error() {
+    let dir = tree();
+    let want = reference(dir.path());
+    for engine in ENGINES {
+        let mut got = std::collections::BTreeMap::new();
+        let mut errors = Vec::new();
+        let summary = WalkBuilder::new()
+            .engine(engine)
+            .jobs(3)
+            .list(true)
+            .build()
+            .run_with(dir.path(), |event| match event {
+                traverse::Event::Path(path, file_type) => {
+                    assert!(got.insert(path.to_owned(), file_type).is_none());
+                }
+                traverse::Event::Error(err) => errors.push(err.to_string()),
+            });
+        assert!(got.keys().eq(want.iter()), "{engine}");
+        for (path, file_type) in &got {
+            let std_type = fs::symlink_metadata(path).unwrap().file_type();
+            let expected = if std_type.is_dir() {
+                traverse::FileType::Directory
+            } else {
+                traverse::FileType::Regular
+            };
+            assert_eq!(*file_type, expected, "{engine}: {}", path.display());
+        }
+        assert!(errors.is_empty(), "{engine}: {errors:?}");
+        assert_eq!(summary.totals.errors, 0);
+    }
+    let mut errors = Vec::new();
+    let summary =
+        WalkBuilder::new()
+            .build()
+            .run_with(Path::new("/nonexistent/traverse-test"), |event| {
+                if let traverse::Event::Error(err) = event {
+                    errors.push(err.to_string());
+                }
+            });
+    assert_eq!(summary.totals.errors, 1);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("/nonexistent/traverse-test: "));
+}
+
+/// Called from async code, as under `#[tokio::main]` (a multi-thread
+/// runtime) or `#[tokio::main(flavor = "current_thread")]`: every engine
+/// walks, with the same totals as outside a runtime, and no panic.
+#[test]
+fn every_engine_walks_inside_a_tokio_runtime() {
+    let dir = tree();
+    let want = WalkBuilder::new()
+        .engine(Engine::Std)
+        .build()
+        .totals(dir.path());
+    let runtimes = [
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap(),
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap(),
+    ];
+    for (flavor, runtime) in ["multi_thread", "current_thread"].iter().zip(runtimes) {
+        for engine in ENGINES {
+            let walk = WalkBuilder::new().engine(engine).jobs(2).build();
+            let got = runtime.block_on(async { walk.totals(dir.path()) });
+            assert_eq!(got, want, "{engine} in a {flavor} runtime");
+            let listed = runtime.block_on(async {
+                let mut paths = 0u64;
+                WalkBuilder::new()
+                    .engine(engine)
+                    .list(true)
+                    .build()
+                    .run_with(dir.path(), |event| {
+                        paths += u64::from(matches!(event, traverse::Event::Path(..)));
+                    });
+                paths
+            });
+            assert_eq!(listed, want.totals.files + want.totals.dirs, "{engine}");
+        }
+    }
+}
