@@ -118,13 +118,16 @@ fn every_engine_lists_the_same_paths_as_read_dir() {
     }
 }
 
+/// The totals of the `std` engine, the simplest one, which the others must
+/// give too.
+fn std_totals(root: &Path) -> traverse::Summary {
+    WalkBuilder::new().engine(Engine::Std).build().totals(root)
+}
+
 #[test]
 fn every_engine_gives_the_same_totals() {
     let dir = tree();
-    let first = WalkBuilder::new()
-        .engine(Engine::Std)
-        .build()
-        .totals(dir.path());
+    let first = std_totals(dir.path());
     assert_eq!(first.totals.files, 4950 + 50);
     for engine in ENGINES {
         for jobs in [1, 2, 7] {
@@ -246,10 +249,7 @@ fn linked_tree() -> tempfile::TempDir {
 #[test]
 fn two_runs_of_one_walk_give_the_same_totals_and_progress() {
     let dir = linked_tree();
-    let reference = WalkBuilder::new()
-        .engine(Engine::Std)
-        .build()
-        .totals(dir.path());
+    let reference = std_totals(dir.path());
     // Every name, as find counts them; the bytes of each linked inode
     // once, as du -sb counts them.
     assert_eq!(reference.totals.files, 41);
@@ -348,10 +348,7 @@ fn a_closure_visitor_sees_every_path_and_error() {
 #[test]
 fn every_engine_walks_inside_a_tokio_runtime() {
     let dir = tree();
-    let want = WalkBuilder::new()
-        .engine(Engine::Std)
-        .build()
-        .totals(dir.path());
+    let want = std_totals(dir.path());
     let runtimes = [
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
