@@ -26,11 +26,11 @@ fn main() -> ExitCode {
     let mut per_extension: HashMap<Option<OsString>, u64> = HashMap::new();
     let walk = WalkBuilder::new().list(true).build();
     let summary = walk.run_with(&root, |event| match event {
-        Event::Path(path, FileType::Regular) => {
-            let extension = path.extension().map(|e| e.to_ascii_lowercase());
+        Event::Entry(entry) if entry.file_type() == FileType::Regular => {
+            let extension = entry.path().extension().map(|e| e.to_ascii_lowercase());
             *per_extension.entry(extension).or_default() += 1;
         }
-        Event::Path(..) => {}
+        Event::Entry(_) => {}
         Event::Error(err) => eprintln!("extensions: {err}"),
     });
     let mut rows: Vec<_> = per_extension.into_iter().collect();

@@ -18,7 +18,7 @@ use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
 use crate::totals::Progress;
-use crate::visit::Visitor;
+use crate::visit::{Entry, Visitor};
 
 /// The settings and shared state of one root's walk.
 #[derive(Debug)]
@@ -209,8 +209,10 @@ impl<'v> Worker<'v> {
             self.entry_path.extend_from_slice(&self.dir_path);
             push_name(&mut self.entry_path, name);
             let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
+            let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
+            let path = Path::new(OsStr::from_bytes(&self.entry_path));
             self.visitor
-                .visit_entry(Path::new(OsStr::from_bytes(&self.entry_path)), file_type);
+                .visit_entry(&Entry::new(path, file_type, depth));
         }
         is_dir
     }
@@ -227,7 +229,7 @@ fn loop_cause(same: &DirNode) -> io::Error {
 /// What a directory task (`tokio`, `uring` engines) hands to the
 /// driver's visitor.
 pub(crate) enum Event {
-    Visit(PathBuf, FileType),
+    Visit(PathBuf, FileType, usize),
     Error(Error),
 }
 
@@ -237,12 +239,13 @@ pub(crate) struct Forward(pub mpsc::Sender<Event>);
 
 impl Visitor for Forward {
     fn visit(&mut self, path: &std::path::Path) {
-        self.visit_entry(path, FileType::Unknown);
+        self.visit_entry(&Entry::new(path, FileType::Unknown, 0));
     }
 
-    fn visit_entry(&mut self, path: &std::path::Path, file_type: FileType) {
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
         // The receiver lives until every task has ended.
-        let _ = self.0.send(Event::Visit(path.to_owned(), file_type));
+        let event = Event::Visit(entry.path().to_owned(), entry.file_type(), entry.depth());
+        let _ = self.0.send(event);
     }
 
     fn error(&mut self, err: Error) {
@@ -254,7 +257,9 @@ impl Event {
     /// Hands the event to `visitor`.
     pub fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path, file_type) => visitor.visit_entry(&path, file_type),
+            Event::Visit(path, file_type, depth) => {
+                visitor.visit_entry(&Entry::new(&path, file_type, depth));
+            }
             Event::Error(err) => visitor.error(err),
         }
     }

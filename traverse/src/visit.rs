@@ -30,27 +30,24 @@ pub trait Visitor: Send {
     /// A path below the root, or the root, in listing mode
     /// ([`WalkBuilder::list`](crate::WalkBuilder::list)); never called otherwise.
     fn visit(&mut self, path: &Path);
-    /// A listed path with its type: from the directory entry, or from the
-    /// stat the walk made where the entry had none (never
-    /// [`FileType::Unknown`] then). The walk calls this one; by default
-    /// it passes the path on to [`visit`](Visitor::visit).
+    /// A listed entry with its type and depth. The walk calls this one;
+    /// by default it passes the path on to [`visit`](Visitor::visit).
     ///
     /// ```
-    /// use traverse::{Error, FileType, Visitor};
-    /// struct Dirs(Vec<std::path::PathBuf>);
-    /// impl Visitor for Dirs {
+    /// use traverse::{Entry, Error, FileType, Visitor};
+    /// struct TopDirs(Vec<std::path::PathBuf>);
+    /// impl Visitor for TopDirs {
     ///     fn visit(&mut self, _: &std::path::Path) {}
-    ///     fn visit_entry(&mut self, path: &std::path::Path, file_type: FileType) {
-    ///         if file_type == FileType::Directory {
-    ///             self.0.push(path.to_owned());
+    ///     fn visit_entry(&mut self, entry: &Entry<'_>) {
+    ///         if entry.file_type() == FileType::Directory && entry.depth() == 1 {
+    ///             self.0.push(entry.path().to_owned());
     ///         }
     ///     }
     ///     fn error(&mut self, _: Error) {}
     /// }
     /// ```
-    fn visit_entry(&mut self, path: &Path, file_type: FileType) {
-        let _ = file_type;
-        self.visit(path);
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        self.visit(entry.path());
     }
     /// An entry or directory that could not be read.
     fn error(&mut self, err: Error);
@@ -111,22 +108,65 @@ impl VisitorBuilder for Ignore {
     }
 }
 
+/// A listed entry ([`WalkBuilder::list`](crate::WalkBuilder::list)), as
+/// [`Visitor::visit_entry`] and [`Event::Entry`] hand it out.
+///
+/// ```
+/// use traverse::{Entry, FileType};
+/// let entry = Entry::new("root/a/b".as_ref(), FileType::Regular, 2);
+/// assert_eq!(entry.path(), std::path::Path::new("root/a/b"));
+/// assert_eq!((entry.file_type(), entry.depth()), (FileType::Regular, 2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    path: &'a Path,
+    file_type: FileType,
+    depth: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// An entry, for visitors' tests: walks make their own.
+    pub fn new(path: &'a Path, file_type: FileType, depth: usize) -> Entry<'a> {
+        Entry {
+            path,
+            file_type,
+            depth,
+        }
+    }
+
+    /// The root's path followed by the names below it.
+    pub fn path(&self) -> &'a Path {
+        self.path
+    }
+
+    /// The type: from the directory entry, or from the stat the walk made
+    /// where the entry had none (so never [`FileType::Unknown`]).
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// Levels below the root: 0 for the root, 1 for its entries.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+}
+
 /// What a closure visitor ([`Walk::run_with`](crate::Walk::run_with))
 /// is handed: what [`Visitor::visit`] and [`Visitor::error`] get.
 ///
 /// ```
-/// use traverse::{Event, FileType};
+/// use traverse::{Entry, Event, FileType};
 /// let describe = |event: Event<'_>| match event {
-///     Event::Path(path, file_type) => format!("{file_type:?} {}", path.display()),
+///     Event::Entry(e) => format!("{:?} {} at {}", e.file_type(), e.path().display(), e.depth()),
 ///     Event::Error(err) => format!("failed: {err}"),
 /// };
-/// assert_eq!(describe(Event::Path("a/b".as_ref(), FileType::Regular)), "Regular a/b");
+/// let entry = Entry::new("a/b".as_ref(), FileType::Regular, 1);
+/// assert_eq!(describe(Event::Entry(entry)), "Regular a/b at 1");
 /// ```
 #[derive(Debug)]
 pub enum Event<'a> {
-    /// A listed path ([`WalkBuilder::list`](crate::WalkBuilder::list))
-    /// and its type, as [`Visitor::visit_entry`] gets them.
-    Path(&'a Path, FileType),
+    /// A listed entry ([`WalkBuilder::list`](crate::WalkBuilder::list)).
+    Entry(Entry<'a>),
     /// An entry or directory that could not be read.
     Error(Error),
 }
@@ -153,11 +193,13 @@ impl<F: FnMut(Event<'_>) + Send> ClosureWorker<'_, F> {
 
 impl<F: FnMut(Event<'_>) + Send> Visitor for ClosureWorker<'_, F> {
     fn visit(&mut self, path: &Path) {
-        self.call(Event::Path(path, FileType::Unknown));
+        // The walk calls `visit_entry`; this serves a caller that calls
+        // `visit` itself.
+        self.call(Event::Entry(Entry::new(path, FileType::Unknown, 0)));
     }
 
-    fn visit_entry(&mut self, path: &Path, file_type: FileType) {
-        self.call(Event::Path(path, file_type));
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        self.call(Event::Entry(*entry));
     }
 
     fn error(&mut self, err: Error) {

@@ -18,7 +18,7 @@ use crate::error::{Error, Op};
 use crate::node::{DirNode, FdBudget};
 use crate::sys;
 use crate::totals::{Accumulator, InodeKey, Progress, Totals};
-use crate::visit::{Closure, Event, Ignore, VisitorBuilder};
+use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
 
 /// The result of walking one root.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -163,8 +163,10 @@ impl Walk {
     ///
     /// let mut txt = 0;
     /// let summary = WalkBuilder::new().list(true).build().run_with(dir.path(), |event| {
-    ///     if let Event::Path(path, FileType::Regular) = event {
-    ///         txt += u32::from(path.extension().is_some_and(|e| e == "txt"));
+    ///     if let Event::Entry(entry) = event {
+    ///         let txt_file = entry.file_type() == FileType::Regular
+    ///             && entry.path().extension().is_some_and(|e| e == "txt");
+    ///         txt += u32::from(txt_file);
     ///     }
     /// });
     /// assert_eq!(txt, 1);
@@ -224,7 +226,7 @@ impl Walk {
         }
         if self.config.list {
             acc.add_type(engine::d_type_of(st.mode));
-            visitor.visit_entry(root, FileType::Directory);
+            visitor.visit_entry(&Entry::new(root, FileType::Directory, 0));
         } else {
             acc.add(&st);
         }

@@ -310,20 +310,23 @@ fn a_closure_visitor_sees_every_path_and_error() {
             .list(true)
             .build()
             .run_with(dir.path(), |event| match event {
-                traverse::Event::Path(path, file_type) => {
-                    assert!(got.insert(path.to_owned(), file_type).is_none());
+                traverse::Event::Entry(entry) => {
+                    let value = (entry.file_type(), entry.depth());
+                    assert!(got.insert(entry.path().to_owned(), value).is_none());
                 }
                 traverse::Event::Error(err) => errors.push(err.to_string()),
             });
         assert!(got.keys().eq(want.iter()), "{engine}");
-        for (path, file_type) in &got {
+        for (path, &(file_type, depth)) in &got {
             let std_type = fs::symlink_metadata(path).unwrap().file_type();
             let expected = if std_type.is_dir() {
                 traverse::FileType::Directory
             } else {
                 traverse::FileType::Regular
             };
-            assert_eq!(*file_type, expected, "{engine}: {}", path.display());
+            assert_eq!(file_type, expected, "{engine}: {}", path.display());
+            let below = path.strip_prefix(dir.path()).unwrap().components().count();
+            assert_eq!(depth, below, "{engine}: {}", path.display());
         }
         assert!(errors.is_empty(), "{engine}: {errors:?}");
         assert_eq!(summary.totals.errors, 0);
@@ -370,7 +373,7 @@ fn every_engine_walks_inside_a_tokio_runtime() {
                     .list(true)
                     .build()
                     .run_with(dir.path(), |event| {
-                        paths += u64::from(matches!(event, traverse::Event::Path(..)));
+                        paths += u64::from(matches!(event, traverse::Event::Entry(_)));
                     });
                 paths
             });
