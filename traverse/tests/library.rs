@@ -378,6 +378,16 @@ fn every_engine_walks_inside_a_tokio_runtime() {
                 paths
             });
             assert_eq!(listed, want.totals.files + want.totals.dirs, "{engine}");
+            // From `spawn_blocking`, as the README advises async code to
+            // call it: that thread is inside the runtime's context too.
+            let walk = WalkBuilder::new().engine(engine).build();
+            let root = dir.path().to_owned();
+            let blocking = runtime.block_on(async {
+                tokio::task::spawn_blocking(move || walk.totals(&root))
+                    .await
+                    .unwrap()
+            });
+            assert_eq!(blocking, want, "{engine} in spawn_blocking ({flavor})");
         }
     }
 }
