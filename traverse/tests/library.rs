@@ -230,8 +230,9 @@ fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
 /// The bytes of the 20 files `linked_tree` links twice.
 const LINKED_BYTES: u64 = 20 * 100 + 190;
 
-/// A tree whose files are hard-linked across directories, so that a run
-/// that kept the previous run's inodes would count fewer bytes.
+/// A small tree whose files are hard-linked across directories, so that a
+/// run that kept the previous run's inodes would count fewer bytes. Small:
+/// the tests that walk it walk it dozens of times, under valgrind in CI too.
 fn linked_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for sub in ["a", "b", "c/d"] {
@@ -299,7 +300,7 @@ fn run_next_counts_an_inode_linked_under_two_roots_once() {
 
 #[test]
 fn a_closure_visitor_sees_every_path_and_error() {
-    let dir = tree();
+    let dir = linked_tree();
     let want = reference(dir.path());
     for engine in ENGINES {
         let mut got = std::collections::BTreeMap::new();
@@ -350,7 +351,7 @@ fn a_closure_visitor_sees_every_path_and_error() {
 /// walks, with the same totals as outside a runtime, and no panic.
 #[test]
 fn every_engine_walks_inside_a_tokio_runtime() {
-    let dir = tree();
+    let dir = linked_tree();
     let want = std_totals(dir.path());
     let runtimes = [
         tokio::runtime::Builder::new_multi_thread()
