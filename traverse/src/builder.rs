@@ -19,11 +19,11 @@ use crate::walk::Walk;
 /// ```
 /// use traverse::{Engine, WalkBuilder};
 /// let walk = WalkBuilder::new()
-///     .engine(Engine::Std)
+///     .engine(Engine::Threads)
 ///     .count_links(true)
 ///     .one_file_system(true)
 ///     .build();
-/// assert_eq!(walk.engine(), Engine::Std);
+/// assert_eq!(walk.engine(), Engine::Threads);
 /// ```
 #[derive(Clone, Debug)]
 pub struct WalkBuilder {
@@ -125,18 +125,22 @@ impl WalkBuilder {
                 Ok(()) => (Resolved::Uring, None),
                 Err(why) => (Resolved::Threads, Some(why)),
             },
+            #[cfg(feature = "reference-engines")]
             Engine::Tokio => (Resolved::Tokio, None),
+            #[cfg(feature = "reference-engines")]
             Engine::Std => (Resolved::Std, None),
         };
         let limit = sys::open_file_limit();
         let cap = FdBudget::max_jobs(limit);
         let (jobs, max_jobs) = match (engine, self.jobs) {
+            #[cfg(feature = "reference-engines")]
             (Resolved::Std, _) => (1, 1),
             (_, Some(jobs)) => (jobs, jobs),
             // Start at the warm-cache optimum and let the walk add threads
             // while it waits for the disk.
             (Resolved::Threads, None) => (cores(), cores() * COLD_THREADS_PER_CORE),
             (Resolved::Uring, None) => (cores(), cores() * uring::MAX_WORKERS_PER_CORE),
+            #[cfg(feature = "reference-engines")]
             (Resolved::Tokio, None) => (cores(), cores()),
         };
         let (jobs, max_jobs) = (jobs.min(cap), max_jobs.min(cap));

@@ -48,11 +48,13 @@ pub struct Opts {
     #[arg(short = 'x', long)]
     one_file_system: bool,
 
-    /// How to read the tree: auto, uring, threads, tokio or std.
+    /// How to read the tree: auto, uring or threads. tokio and std are
+    /// reference engines for benchmarks, only in builds with the cargo
+    /// feature reference-engines.
     #[arg(long, default_value = "auto", value_parser = parse_engine)]
     engine: Engine,
 
-    /// Worker threads (threads, tokio, uring: a ring each).
+    /// Worker threads (threads, uring: a ring each; tokio).
     #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     jobs: Option<u32>,

@@ -7,13 +7,18 @@ use std::str::FromStr;
 
 /// How directories are read and entries stat'ed.
 ///
+/// `Tokio` and `Std` are reference engines, baselines for the benchmarks:
+/// they exist only with the cargo feature `reference-engines`. More
+/// engines may come, so matches need a wildcard arm.
+///
 /// ```
 /// use traverse::Engine;
 /// assert_eq!("threads".parse::<Engine>(), Ok(Engine::Threads));
-/// assert_eq!(Engine::Std.to_string(), "std");
+/// assert_eq!(Engine::Uring.to_string(), "uring");
 /// assert!("fast".parse::<Engine>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Engine {
     /// Chosen from what the kernel offers and the measurements in the
     /// README: currently [`Engine::Threads`].
@@ -28,15 +33,26 @@ pub enum Engine {
     /// io_uring is unavailable.
     Uring,
     /// `tokio::fs` on a multi-threaded runtime: a baseline for the
-    /// benchmarks.
+    /// benchmarks (feature `reference-engines`).
+    #[cfg(feature = "reference-engines")]
     Tokio,
-    /// One thread, `std::fs`.
+    /// One thread, `std::fs`: a baseline for the benchmarks (feature
+    /// `reference-engines`).
+    #[cfg(feature = "reference-engines")]
     Std,
 }
 
 impl Engine {
-    /// Every engine name, as the CLI accepts them.
-    pub const NAMES: [&'static str; 5] = ["auto", "uring", "threads", "tokio", "std"];
+    /// Every engine name this build offers, as the CLI accepts them.
+    #[cfg(feature = "reference-engines")]
+    pub const NAMES: &'static [&'static str] = &["auto", "uring", "threads", "tokio", "std"];
+    /// Every engine name this build offers, as the CLI accepts them.
+    #[cfg(not(feature = "reference-engines"))]
+    pub const NAMES: &'static [&'static str] = &["auto", "uring", "threads"];
+
+    /// Names of the reference engines, which only a build with the
+    /// feature `reference-engines` offers.
+    const REFERENCE: [&'static str; 2] = ["tokio", "std"];
 }
 
 impl FromStr for Engine {
@@ -47,8 +63,14 @@ impl FromStr for Engine {
             "auto" => Ok(Engine::Auto),
             "uring" => Ok(Engine::Uring),
             "threads" => Ok(Engine::Threads),
+            #[cfg(feature = "reference-engines")]
             "tokio" => Ok(Engine::Tokio),
+            #[cfg(feature = "reference-engines")]
             "std" => Ok(Engine::Std),
+            other if Engine::REFERENCE.contains(&other) => Err(format!(
+                "engine {other:?} is a reference engine for benchmarks, in builds with \
+                 the cargo feature reference-engines only"
+            )),
             other => Err(format!(
                 "unknown engine {other:?} (expected one of: {})",
                 Engine::NAMES.join(", ")
@@ -63,7 +85,9 @@ impl fmt::Display for Engine {
             Engine::Auto => "auto",
             Engine::Uring => "uring",
             Engine::Threads => "threads",
+            #[cfg(feature = "reference-engines")]
             Engine::Tokio => "tokio",
+            #[cfg(feature = "reference-engines")]
             Engine::Std => "std",
         })
     }
@@ -75,7 +99,9 @@ impl fmt::Display for Engine {
 pub(crate) enum Resolved {
     Threads,
     Uring,
+    #[cfg(feature = "reference-engines")]
     Tokio,
+    #[cfg(feature = "reference-engines")]
     Std,
 }
 
@@ -84,7 +110,9 @@ impl From<Resolved> for Engine {
         match engine {
             Resolved::Threads => Engine::Threads,
             Resolved::Uring => Engine::Uring,
+            #[cfg(feature = "reference-engines")]
             Resolved::Tokio => Engine::Tokio,
+            #[cfg(feature = "reference-engines")]
             Resolved::Std => Engine::Std,
         }
     }

@@ -7,7 +7,9 @@ use crate::engine::Shared;
 use crate::node::DirNode;
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
-use crate::{stdfs, threads, tokio_fs, uring};
+#[cfg(feature = "reference-engines")]
+use crate::{stdfs, tokio_fs};
+use crate::{threads, uring};
 
 /// Walks below `root` (already counted) with the engine of `shared`'s
 /// configuration; returns what its workers counted.
@@ -19,7 +21,9 @@ pub(crate) fn walk(
     match shared.config.engine {
         Resolved::Threads => threads::walk(shared, root, visitors),
         Resolved::Uring => uring::walk(shared, root, visitors),
+        #[cfg(feature = "reference-engines")]
         Resolved::Tokio => tokio_fs::walk(shared, root, visitors),
+        #[cfg(feature = "reference-engines")]
         Resolved::Std => stdfs::walk(shared, root, visitors),
     }
 }

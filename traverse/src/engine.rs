@@ -5,9 +5,8 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
@@ -224,45 +223,6 @@ fn loop_cause(same: &DirNode) -> io::Error {
         "the same directory as {} (not descended into)",
         same.path().display()
     ))
-}
-
-/// What a directory task (`tokio`, `uring` engines) hands to the
-/// driver's visitor.
-pub(crate) enum Event {
-    Visit(PathBuf, FileType, usize),
-    Error(Error),
-}
-
-/// Tasks run on the runtime's threads; they send what they find here and
-/// the driver passes it on to its own visitor.
-pub(crate) struct Forward(pub mpsc::Sender<Event>);
-
-impl Visitor for Forward {
-    fn visit(&mut self, path: &std::path::Path) {
-        self.visit_entry(&Entry::new(path, FileType::Unknown, 0));
-    }
-
-    fn visit_entry(&mut self, entry: &Entry<'_>) {
-        // The receiver lives until every task has ended.
-        let event = Event::Visit(entry.path().to_owned(), entry.file_type(), entry.depth());
-        let _ = self.0.send(event);
-    }
-
-    fn error(&mut self, err: Error) {
-        let _ = self.0.send(Event::Error(err));
-    }
-}
-
-impl Event {
-    /// Hands the event to `visitor`.
-    pub fn deliver(self, visitor: &mut dyn Visitor) {
-        match self {
-            Event::Visit(path, file_type, depth) => {
-                visitor.visit_entry(&Entry::new(&path, file_type, depth));
-            }
-            Event::Error(err) => visitor.error(err),
-        }
-    }
 }
 
 impl Worker<'_> {

@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 
 /// What the walker was doing when an error happened.
 ///
+/// More operations may come, so matches need a wildcard arm.
+///
 /// ```
 /// assert_eq!(traverse::Op::Read.to_string(), "cannot read directory");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Op {
     /// A stat of an entry (`statx`).
     Stat,

@@ -41,9 +41,11 @@ mod error;
 mod links;
 mod node;
 mod queue;
+#[cfg(feature = "reference-engines")]
 mod stdfs;
 mod sys;
 mod threads;
+#[cfg(feature = "reference-engines")]
 mod tokio_fs;
 mod totals;
 mod uring;

@@ -439,7 +439,179 @@ impl Ent {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+
     use super::*;
+
+    thread_local! {
+        /// The names the test opener was asked for, in order.
+        static OPENS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// The walk's opener, recording each name it opens.
+    fn counting_open(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<OwnedFd> {
+        OPENS.with(|o| o.borrow_mut().push(name.to_bytes().to_vec()));
+        sys::open_dir(dir, name)
+    }
+
+    /// The names opened since the last call, as strings.
+    fn opens() -> Vec<String> {
+        OPENS
+            .with(|o| std::mem::take(&mut *o.borrow_mut()))
+            .into_iter()
+            .map(|n| String::from_utf8(n).unwrap())
+            .collect()
+    }
+
+    /// The (device, inode) of `path`, as `DirNode` records it.
+    fn id_of(path: &Path) -> DirId {
+        let meta = fs::symlink_metadata(path).unwrap();
+        (meta.dev(), meta.ino())
+    }
+
+    fn root_of(path: &Path) -> Arc<DirNode> {
+        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+        let fd = sys::open_dir(None, &c).unwrap();
+        DirNode::root(c, fd, id_of(path))
+    }
+
+    /// `a/b/c/d/e/f` below a temporary directory, with the nodes of each level
+    /// (identities recorded, as a walk records them once stat'ed).
+    fn chain() -> (tempfile::TempDir, Vec<Arc<DirNode>>) {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir_all(tmp.path().join("a/b/c/d/e/f")).unwrap();
+        let mut nodes = vec![root_of(tmp.path())];
+        let mut path = tmp.path().to_owned();
+        for name in ["a", "b", "c", "d", "e", "f"] {
+            path.push(name);
+            let c = CString::new(name).unwrap();
+            let parent = nodes.last().unwrap();
+            nodes.push(DirNode::child_with_id(parent, &c, Some(id_of(&path))));
+        }
+        (tmp, nodes)
+    }
+
+    /// Whether `fd` is the directory at `path`.
+    fn is(fd: &OwnedFd, path: &Path) -> bool {
+        sys::fstatx(fd.as_fd()).unwrap().id() == id_of(path)
+    }
+
+    #[test]
+    fn with_no_descriptor_kept_a_directory_is_opened_down_from_the_root() {
+        let (tmp, nodes) = chain();
+        let budget = FdBudget::new(1, 0);
+        let mut cursor = Cursor::default();
+        opens();
+        let fd = nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
+        assert!(is(&fd, &tmp.path().join("a/b/c/d/e/f")));
+        // The parent `e` is reached from the root's descriptor, then `f`.
+        assert_eq!(opens(), ["a", "b", "c", "d", "e", "f"]);
+        assert_eq!(nodes[6].path(), tmp.path().join("a/b/c/d/e/f"));
+        assert_eq!(nodes[6].depth, 6);
+    }
+
+    #[test]
+    fn a_kept_parent_descriptor_is_used_then_closed_with_its_last_child() {
+        let tmp = tempfile::tempdir().unwrap();
+        for sub in ["p/x", "p/y"] {
+            fs::create_dir_all(tmp.path().join(sub)).unwrap();
+        }
+        let root = root_of(tmp.path());
+        let budget = FdBudget::new(1, 1000);
+        let free = budget.available();
+        let mut cursor = Cursor::default();
+        let p = DirNode::child(&root, c"p");
+        let pfd = p.open(counting_open, &budget, &mut cursor).unwrap();
+        p.keep(pfd, 2, &budget);
+        assert_eq!(budget.available(), free - 1, "p keeps one descriptor");
+        opens();
+        for (name, left) in [(c"x", free - 1), (c"y", free)] {
+            let child = DirNode::child(&p, name);
+            let fd = child.open(counting_open, &budget, &mut cursor).unwrap();
+            assert!(is(&fd, &tmp.path().join("p").join(name.to_str().unwrap())));
+            assert_eq!(budget.available(), left);
+        }
+        // Both children were opened through the kept descriptor of `p`.
+        assert_eq!(opens(), ["x", "y"]);
+        assert!(p.kept().is_none(), "the last child closed it");
+    }
+
+    #[test]
+    fn a_parent_is_reached_from_the_cursor_by_dotdot_when_nearer() {
+        let (tmp, nodes) = chain();
+        fs::create_dir(tmp.path().join("a/b/c/d/g")).unwrap();
+        let budget = FdBudget::new(1, 0);
+        let mut cursor = Cursor::default();
+        nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
+        opens();
+        // `d/g`: `d` is two levels above the cursor (`f`), four below the
+        // root.
+        let g = DirNode::child(&nodes[4], c"g");
+        let fd = g.open(counting_open, &budget, &mut cursor).unwrap();
+        assert!(is(&fd, &tmp.path().join("a/b/c/d/g")));
+        assert_eq!(opens(), ["..", "..", "g"]);
+    }
+
+    #[test]
+    fn a_parent_moved_away_is_reached_down_from_the_root_instead() {
+        let (tmp, nodes) = chain();
+        fs::create_dir(tmp.path().join("a/b/c/d/g")).unwrap();
+        let budget = FdBudget::new(1, 0);
+        let mut cursor = Cursor::default();
+        nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
+        // `e` moves away: `..` of `e` is no longer `d`.
+        fs::rename(tmp.path().join("a/b/c/d/e"), tmp.path().join("e")).unwrap();
+        opens();
+        let g = DirNode::child(&nodes[4], c"g");
+        let fd = g.open(counting_open, &budget, &mut cursor).unwrap();
+        assert!(is(&fd, &tmp.path().join("a/b/c/d/g")));
+        // Up to `e` (checked), then `..` lands on the wrong directory.
+        assert_eq!(opens(), ["..", "..", "a", "b", "c", "d", "g"]);
+    }
+
+    #[test]
+    fn a_directory_found_again_below_itself_is_named() {
+        let (_tmp, nodes) = chain();
+        let b = nodes[2].id.get().copied().unwrap();
+        let same = nodes[6].same_as(b).expect("b is an ancestor of f");
+        assert!(std::ptr::eq(same, nodes[2].as_ref()));
+        assert!(nodes[1].same_as(b).is_none(), "b is below a, not above");
+    }
+
+    #[test]
+    fn the_root_is_reopened_through_its_kept_descriptor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = root_of(tmp.path());
+        // Renaming the path away does not change which directory the root is.
+        let moved = tmp.path().with_extension("moved");
+        fs::rename(tmp.path(), &moved).unwrap();
+        fs::create_dir(tmp.path()).unwrap();
+        let budget = FdBudget::new(1, 0);
+        let fd = root
+            .open(counting_open, &budget, &mut Cursor::default())
+            .unwrap();
+        assert!(is(&fd, &moved));
+        fs::remove_dir(&moved).unwrap();
+    }
+
+    #[test]
+    fn dropping_a_very_deep_chain_does_not_overflow_the_stack() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut node = root_of(tmp.path());
+        for _ in 0..200_000 {
+            node = DirNode::child(&node, c"d");
+        }
+        // A thread with a small stack: a recursive drop would need far more.
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || drop(node))
+            .unwrap()
+            .join()
+            .unwrap();
+    }
 
     /// Names longer than `NAME_MAX` (FUSE allows 1 024 bytes) come back
     /// whole.

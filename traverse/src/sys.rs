@@ -1,11 +1,9 @@
 //! Thin wrappers over the system calls the walkers share.
 
 use std::ffi::CStr;
-use std::fs::Metadata;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 
 use io_uring_getdents::syscall;
 
@@ -52,7 +50,9 @@ impl Stat {
 
     /// The fields of a `std` metadata (the `std` and `tokio` engines): no
     /// mount id, and whether it is a mount root is not known.
-    pub(crate) fn from_metadata(meta: &Metadata) -> Stat {
+    #[cfg(feature = "reference-engines")]
+    pub(crate) fn from_metadata(meta: &std::fs::Metadata) -> Stat {
+        use std::os::unix::fs::MetadataExt;
         Stat {
             mode: meta.mode(),
             nlink: meta.nlink(),

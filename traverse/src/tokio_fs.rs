@@ -8,18 +8,20 @@
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
+use io_uring_getdents::dirent::FileType;
 use tokio::task::JoinSet;
 
-use crate::engine::{Event, Forward, Shared, Worker};
+use crate::engine::{Shared, Worker};
 use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
-use crate::visit::VisitorBuilder;
+use crate::visit::{Entry, Visitor, VisitorBuilder};
 
 /// Walks below `root` (already counted) with `jobs` directories at once.
 pub(crate) fn walk(
@@ -157,4 +159,42 @@ async fn read_dir(
     dir.keep(fd, children.len(), &shared.budget);
     worker.leave(&shared);
     (worker.into_accumulator(), children)
+}
+
+/// What a directory task hands to the driver's visitor.
+enum Event {
+    Visit(PathBuf, FileType, usize),
+    Error(Error),
+}
+
+/// Tasks run on the runtime's threads; they send what they find here and
+/// the driver passes it on to its own visitor.
+struct Forward(mpsc::Sender<Event>);
+
+impl Visitor for Forward {
+    fn visit(&mut self, path: &std::path::Path) {
+        self.visit_entry(&Entry::new(path, FileType::Unknown, 0));
+    }
+
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        // The receiver lives until every task has ended.
+        let event = Event::Visit(entry.path().to_owned(), entry.file_type(), entry.depth());
+        let _ = self.0.send(event);
+    }
+
+    fn error(&mut self, err: Error) {
+        let _ = self.0.send(Event::Error(err));
+    }
+}
+
+impl Event {
+    /// Hands the event to `visitor`.
+    fn deliver(self, visitor: &mut dyn Visitor) {
+        match self {
+            Event::Visit(path, file_type, depth) => {
+                visitor.visit_entry(&Entry::new(&path, file_type, depth));
+            }
+            Event::Error(err) => visitor.error(err),
+        }
+    }
 }

@@ -34,10 +34,11 @@ pub struct Summary {
 /// progress); [`run_next`](Walk::run_next) goes on from the runs before it,
 /// as `du` does with several arguments.
 ///
-/// A run blocks the calling thread until the walk ends. Inside an async
-/// runtime (tokio's, say) it runs on a thread of its own and the caller
-/// waits for it: every engine works there, but the runtime thread is held
-/// meanwhile, so async code calls it through `spawn_blocking`.
+/// A run blocks the calling thread until the walk ends, so async code
+/// calls it through `spawn_blocking`. Every engine works inside an async
+/// runtime: with `reference-engines`, a run inside a tokio runtime's
+/// context moves to a thread of its own, where the `tokio` engine can
+/// start its runtime.
 #[derive(Debug)]
 pub struct Walk {
     pub(crate) config: Config,
@@ -120,12 +121,11 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn run_next(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
-        if tokio::runtime::Handle::try_current().is_err() {
+        if !in_async_runtime() {
             return self.walk_root(root, visitors);
         }
         // Inside an async runtime: the tokio engine starts a runtime of its
-        // own, which tokio refuses on a thread that already runs one, and
-        // no engine should block a runtime's worker in its own name.
+        // own, which tokio refuses on a thread that already runs one.
         std::thread::scope(|scope| {
             let thread = std::thread::Builder::new()
                 .name("traverse-walk".into())
@@ -264,6 +264,16 @@ impl Walk {
             partial: self.interrupt.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Whether this thread is inside a tokio runtime's context (a worker, a
+/// `block_on`, a `spawn_blocking` thread). Only the `tokio` engine needs to
+/// know, so builds without it answer no.
+fn in_async_runtime() -> bool {
+    #[cfg(feature = "reference-engines")]
+    return tokio::runtime::Handle::try_current().is_ok();
+    #[cfg(not(feature = "reference-engines"))]
+    false
 }
 
 /// Why a root of this `st_mode` cannot be walked; for a symlink, how to
