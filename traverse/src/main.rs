@@ -54,9 +54,9 @@ fn main() -> ExitCode {
             break;
         }
         let summary = if progress {
-            with_progress(&walk, || walk.run(path, &sink))
+            with_progress(&walk, || walk.run_next(path, &sink))
         } else {
-            walk.run(path, &sink)
+            walk.run_next(path, &sink)
         };
         all += summary.totals;
         partial |= summary.partial;

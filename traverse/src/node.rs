@@ -117,6 +117,11 @@ impl DirNode {
         self.parent.as_ref()
     }
 
+    /// Levels below the root (the root is 0).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
     /// The path for messages and listings: the root's path and the names
     /// below it.
     pub fn path(&self) -> PathBuf {
