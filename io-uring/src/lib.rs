@@ -16,6 +16,17 @@
 //!
 //! The io-uring crate is re-exported, so one dependency is enough.
 //!
+//! # Which io-uring
+//!
+//! | your ring comes from | enable | build entries with | the crate, re-exported as |
+//! |---|---|---|---|
+//! | io-uring 0.6, or tokio-uring 0.5 | nothing (always on) | [`GetDents::build`](opcode::GetDents::build) | [`io_uring`] |
+//! | io-uring 0.7 (`cargo add io-uring` today) | feature `io-uring-0-7` | `GetDents::build_0_7` | `io_uring_0_7` |
+//!
+//! Both can be on in one build. Detection ([`detect::cached`]) runs on a
+//! ring of its own, so it serves either; [`detect::detect`] probes through
+//! a 0.6 ring the caller already has.
+//!
 //! # Example
 //!
 //! List a directory with GETDENTS, chaining reads by `d_off`:
@@ -57,6 +68,9 @@
 #![warn(missing_docs)]
 
 pub use io_uring;
+/// io-uring 0.7, the crate `GetDents::build_0_7` builds entries for.
+#[cfg(feature = "io-uring-0-7")]
+pub use io_uring_0_7;
 
 pub mod detect;
 pub mod dirent;

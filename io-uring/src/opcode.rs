@@ -1,4 +1,9 @@
 //! The `IORING_OP_GETDENTS` submission, in the io-uring crate's builder style.
+//!
+//! One builder serves both io-uring lines in use: [`GetDents::build`] gives
+//! an entry of io-uring 0.6 (the one tokio-uring 0.5 is built on), and
+//! `GetDents::build_0_7`, with the `io-uring-0-7` feature, an entry of
+//! io-uring 0.7 (what `cargo add io-uring` gives today).
 
 use std::os::fd::RawFd;
 
@@ -23,6 +28,20 @@ impl From<types::Fd> for Target {
 
 impl From<types::Fixed> for Target {
     fn from(fixed: types::Fixed) -> Target {
+        Target::Fixed(fixed.0)
+    }
+}
+
+#[cfg(feature = "io-uring-0-7")]
+impl From<io_uring_0_7::types::Fd> for Target {
+    fn from(fd: io_uring_0_7::types::Fd) -> Target {
+        Target::Fd(fd.0)
+    }
+}
+
+#[cfg(feature = "io-uring-0-7")]
+impl From<io_uring_0_7::types::Fixed> for Target {
+    fn from(fixed: io_uring_0_7::types::Fixed) -> Target {
         Target::Fixed(fixed.0)
     }
 }
@@ -111,8 +130,47 @@ impl GetDents {
         self
     }
 
-    /// The submission queue entry.
+    /// The submission queue entry, for io-uring 0.6.
+    ///
+    /// For a ring of io-uring 0.7, enable the `io-uring-0-7` feature and
+    /// call `build_0_7` instead.
+    ///
+    /// ```
+    /// use io_uring_getdents::{io_uring::types, opcode::GetDents};
+    /// let entry = GetDents::new(types::Fd(3), std::ptr::null_mut(), 0).build().user_data(7);
+    /// assert_eq!(entry.get_user_data(), 7);
+    /// ```
     pub fn build(self) -> squeue::Entry {
+        let raw = self.raw();
+        // SAFETY: `squeue::Entry` is `#[repr(C)]` around the kernel's
+        // `io_uring_sqe` (64 bytes, every bit pattern valid: plain integers
+        // and unions of them). `RawSqe` is a `#[repr(C)]` struct of the same
+        // size and alignment (asserted below) with the same field offsets;
+        // tests/sqe_layout.rs compares our bytes with SQEs the io-uring
+        // crate builds itself. The crate offers no raw constructor
+        // (tokio-rs/io-uring#374), hence the transmute.
+        unsafe { std::mem::transmute::<RawSqe, squeue::Entry>(raw) }
+    }
+
+    /// The submission queue entry, for io-uring 0.7 (feature
+    /// `io-uring-0-7`).
+    ///
+    /// ```
+    /// use io_uring_getdents::{io_uring_0_7::types, opcode::GetDents};
+    /// let entry = GetDents::new(types::Fd(3), std::ptr::null_mut(), 0).build_0_7().user_data(7);
+    /// assert_eq!(entry.get_user_data(), 7);
+    /// ```
+    #[cfg(feature = "io-uring-0-7")]
+    pub fn build_0_7(self) -> io_uring_0_7::squeue::Entry {
+        let raw = self.raw();
+        // SAFETY: as in `build`: io-uring 0.7's `squeue::Entry` is the same
+        // `#[repr(C)]` wrapper of the 64-byte `io_uring_sqe` (size and
+        // alignment asserted below), and tests/sqe_layout.rs compares our
+        // bytes with the 0.7 crate's own `Read` entries.
+        unsafe { std::mem::transmute::<RawSqe, io_uring_0_7::squeue::Entry>(raw) }
+    }
+
+    fn raw(self) -> RawSqe {
         let GetDents {
             fd,
             buf,
@@ -141,7 +199,6 @@ impl GetDents {
             addr3: 0,
             pad: 0,
         }
-        .into_entry()
     }
 }
 
@@ -168,16 +225,8 @@ struct RawSqe {
 const _: () = assert!(std::mem::size_of::<RawSqe>() == 64);
 const _: () = assert!(std::mem::size_of::<squeue::Entry>() == 64);
 const _: () = assert!(std::mem::align_of::<RawSqe>() == std::mem::align_of::<squeue::Entry>());
-
-impl RawSqe {
-    fn into_entry(self) -> squeue::Entry {
-        // SAFETY: `squeue::Entry` is `#[repr(C)]` around the kernel's
-        // `io_uring_sqe` (64 bytes, every bit pattern valid: plain integers
-        // and unions of them). `RawSqe` is a `#[repr(C)]` struct of the same
-        // size and alignment (asserted above) with the same field offsets;
-        // tests/sqe_layout.rs compares our bytes with SQEs the io-uring
-        // crate builds itself. The crate offers no raw constructor
-        // (tokio-rs/io-uring#374), hence the transmute.
-        unsafe { std::mem::transmute::<RawSqe, squeue::Entry>(self) }
-    }
-}
+#[cfg(feature = "io-uring-0-7")]
+const _: () = assert!(std::mem::size_of::<io_uring_0_7::squeue::Entry>() == 64);
+#[cfg(feature = "io-uring-0-7")]
+const _: () =
+    assert!(std::mem::align_of::<RawSqe>() == std::mem::align_of::<io_uring_0_7::squeue::Entry>());

@@ -18,7 +18,7 @@ use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Progress;
 use crate::totals::{Accumulator, InodeKey, Totals};
-use crate::visit::Visitor;
+use crate::visit::{Entry, Visitor};
 
 /// The settings and shared state of one root's walk.
 #[derive(Debug)]
@@ -335,8 +335,11 @@ impl<'v> Worker<'v> {
             self.entry_path.clear();
             self.entry_path.extend_from_slice(&self.dir_path);
             push_name(&mut self.entry_path, name);
+            let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
+            let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
+            let path = Path::new(OsStr::from_bytes(&self.entry_path));
             self.visitor
-                .visit(Path::new(OsStr::from_bytes(&self.entry_path)));
+                .visit_entry(&Entry::new(path, file_type, depth));
         }
         is_dir
     }

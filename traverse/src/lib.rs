@@ -57,10 +57,13 @@ mod uring;
 mod visit;
 mod walk;
 
+/// The type of a listed [`Entry`].
+pub use io_uring_getdents::dirent::FileType;
+
 pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use error::{Error, Op};
 pub use totals::{Progress, Totals};
-pub use visit::{Ignore, Visitor, VisitorBuilder};
+pub use visit::{Entry, Event, Ignore, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

@@ -79,7 +79,7 @@ fn main() -> ExitCode {
             .map(|b| Arc::new(Dirs::new(b, export.take())));
         let run = || match &dirs {
             Some(dirs) => walk.run_dirs(path, &sink, Arc::clone(dirs) as Arc<dyn DirVisitor>),
-            None => walk.run(path, &sink),
+            None => walk.run_next(path, &sink),
         };
         let summary = if progress {
             with_progress(&walk, run)

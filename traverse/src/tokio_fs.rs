@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
+use io_uring_getdents::dirent::FileType;
 use tokio::task::JoinSet;
 
 use crate::engine::{Shared, Worker};
@@ -20,7 +21,7 @@ use crate::node::{Cursor, DirNode};
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
-use crate::visit::{Visitor, VisitorBuilder};
+use crate::visit::{Entry, Visitor, VisitorBuilder};
 
 /// Walks below `root` (already counted) with `jobs` directories at once.
 pub(crate) fn walk(
@@ -166,7 +167,7 @@ async fn read_dir(
 
 /// What a directory task hands to the driver's visitor.
 enum Event {
-    Visit(PathBuf),
+    Visit(PathBuf, FileType, usize),
     Error(Error),
 }
 
@@ -176,8 +177,13 @@ struct Forward(mpsc::Sender<Event>);
 
 impl Visitor for Forward {
     fn visit(&mut self, path: &std::path::Path) {
+        self.visit_entry(&Entry::new(path, FileType::Unknown, 0));
+    }
+
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
         // The receiver lives until every task has ended.
-        let _ = self.0.send(Event::Visit(path.to_owned()));
+        let event = Event::Visit(entry.path().to_owned(), entry.file_type(), entry.depth());
+        let _ = self.0.send(event);
     }
 
     fn error(&mut self, err: Error) {
@@ -189,7 +195,9 @@ impl Event {
     /// Hands the event to `visitor`.
     fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path) => visitor.visit(&path),
+            Event::Visit(path, file_type, depth) => {
+                visitor.visit_entry(&Entry::new(&path, file_type, depth));
+            }
             Event::Error(err) => visitor.error(err),
         }
     }

@@ -220,6 +220,12 @@ impl Progress {
         self.bytes.load(Ordering::Relaxed)
     }
 
+    /// Back to zero, for a new run.
+    pub(crate) fn reset(&self) {
+        self.entries.store(0, Ordering::Relaxed);
+        self.bytes.store(0, Ordering::Relaxed);
+    }
+
     pub(crate) fn add(&self, entries: u64, bytes: u64) {
         self.entries.fetch_add(entries, Ordering::Relaxed);
         // A display figure: it saturates rather than wraps (the totals

@@ -2,6 +2,9 @@
 //! [`Visitor`] per worker, made by a [`VisitorBuilder`].
 
 use std::path::Path;
+use std::sync::Mutex;
+
+use io_uring_getdents::dirent::FileType;
 
 use crate::error::Error;
 
@@ -27,6 +30,25 @@ pub trait Visitor: Send {
     /// A path below the root, or the root, in listing mode
     /// ([`WalkBuilder::list`](crate::WalkBuilder::list)); never called otherwise.
     fn visit(&mut self, path: &Path);
+    /// A listed entry with its type and depth. The walk calls this one;
+    /// by default it passes the path on to [`visit`](Visitor::visit).
+    ///
+    /// ```
+    /// use traverse::{Entry, Error, FileType, Visitor};
+    /// struct TopDirs(Vec<std::path::PathBuf>);
+    /// impl Visitor for TopDirs {
+    ///     fn visit(&mut self, _: &std::path::Path) {}
+    ///     fn visit_entry(&mut self, entry: &Entry<'_>) {
+    ///         if entry.file_type() == FileType::Directory && entry.depth() == 1 {
+    ///             self.0.push(entry.path().to_owned());
+    ///         }
+    ///     }
+    ///     fn error(&mut self, _: Error) {}
+    /// }
+    /// ```
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        self.visit(entry.path());
+    }
     /// An entry or directory that could not be read.
     fn error(&mut self, err: Error);
 }
@@ -83,5 +105,110 @@ impl Visitor for Ignore {
 impl VisitorBuilder for Ignore {
     fn build(&self) -> Box<dyn Visitor + '_> {
         Box::new(Ignore)
+    }
+}
+
+/// A listed entry ([`WalkBuilder::list`](crate::WalkBuilder::list)), as
+/// [`Visitor::visit_entry`] and [`Event::Entry`] hand it out.
+///
+/// ```
+/// use traverse::{Entry, FileType};
+/// let entry = Entry::new("root/a/b".as_ref(), FileType::Regular, 2);
+/// assert_eq!(entry.path(), std::path::Path::new("root/a/b"));
+/// assert_eq!((entry.file_type(), entry.depth()), (FileType::Regular, 2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    path: &'a Path,
+    file_type: FileType,
+    depth: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// An entry, for visitors' tests: walks make their own.
+    pub fn new(path: &'a Path, file_type: FileType, depth: usize) -> Entry<'a> {
+        Entry {
+            path,
+            file_type,
+            depth,
+        }
+    }
+
+    /// The root's path followed by the names below it.
+    pub fn path(&self) -> &'a Path {
+        self.path
+    }
+
+    /// The type: from the directory entry, or from the stat the walk made
+    /// where the entry had none (so never [`FileType::Unknown`]).
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// Levels below the root: 0 for the root, 1 for its entries.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+}
+
+/// What a closure visitor ([`Walk::run_with`](crate::Walk::run_with))
+/// is handed: what [`Visitor::visit`] and [`Visitor::error`] get.
+///
+/// ```
+/// use traverse::{Entry, Event, FileType};
+/// let describe = |event: Event<'_>| match event {
+///     Event::Entry(e) => format!("{:?} {} at {}", e.file_type(), e.path().display(), e.depth()),
+///     Event::Error(err) => format!("failed: {err}"),
+/// };
+/// let entry = Entry::new("a/b".as_ref(), FileType::Regular, 1);
+/// assert_eq!(describe(Event::Entry(entry)), "Regular a/b at 1");
+/// ```
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A listed entry ([`WalkBuilder::list`](crate::WalkBuilder::list)).
+    Entry(Entry<'a>),
+    /// An entry or directory that could not be read.
+    Error(Error),
+}
+
+/// One closure shared by every worker, called under a lock.
+pub(crate) struct Closure<F>(Mutex<F>);
+
+impl<F> Closure<F> {
+    pub(crate) fn new(f: F) -> Closure<F> {
+        Closure(Mutex::new(f))
+    }
+}
+
+struct ClosureWorker<'a, F>(&'a Mutex<F>);
+
+impl<F: FnMut(Event<'_>) + Send> ClosureWorker<'_, F> {
+    fn call(&mut self, event: Event<'_>) {
+        // Poisoned when the closure panicked on another worker, which ends
+        // the walk with an error: the remaining events still arrive.
+        let mut f = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        f(event);
+    }
+}
+
+impl<F: FnMut(Event<'_>) + Send> Visitor for ClosureWorker<'_, F> {
+    fn visit(&mut self, path: &Path) {
+        // The walk calls `visit_entry`; this serves a caller that calls
+        // `visit` itself.
+        self.call(Event::Entry(Entry::new(path, FileType::Unknown, 0)));
+    }
+
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        self.call(Event::Entry(*entry));
+    }
+
+    fn error(&mut self, err: Error) {
+        self.call(Event::Error(err));
+    }
+}
+
+impl<F: FnMut(Event<'_>) + Send> VisitorBuilder for Closure<F> {
+    fn build(&self) -> Box<dyn Visitor + '_> {
+        Box::new(ClosureWorker(&self.0))
     }
 }

@@ -9,6 +9,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use io_uring_getdents::dirent::FileType;
+
 use crate::breakdown::{Breakdown, DirVisitor, Tally};
 use crate::config::{Config, Engine};
 use crate::dispatch;
@@ -17,7 +19,7 @@ use crate::error::{Error, Op};
 use crate::node::{DirNode, FdBudget};
 use crate::sys;
 use crate::totals::{Accumulator, InodeKey, Progress, Totals};
-use crate::visit::{Ignore, VisitorBuilder};
+use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
 
 /// The result of walking one root.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,9 +31,15 @@ pub struct Summary {
     pub partial: bool,
 }
 
-/// A configured walk. Run it on one root after another: a hard-linked
-/// inode counted under one root is not counted again under the next, as
-/// `du` does with several arguments.
+/// A configured walk. Each [`run`](Walk::run) starts afresh (hard links,
+/// progress); [`run_next`](Walk::run_next) goes on from the runs before it,
+/// as `du` does with several arguments.
+///
+/// A run blocks the calling thread until the walk ends, so async code
+/// calls it through `spawn_blocking`. Every engine works inside an async
+/// runtime: with `reference-engines`, a run inside a tokio runtime's
+/// context moves to a thread of its own, where the `tokio` engine can
+/// start its runtime.
 #[derive(Debug)]
 pub struct Walk {
     pub(crate) config: Config,
@@ -74,11 +82,51 @@ impl Walk {
     /// directory") and counts nothing else. Write `link/` to walk the
     /// directory a symlink `link` points to: the kernel follows a symlink
     /// before a trailing slash.
+    ///
+    /// Every call starts afresh: hard-linked inodes and [`progress`](Walk::progress)
+    /// counted by earlier runs are forgotten, so running one `Walk` twice
+    /// over the same tree gives the same totals twice. Run one root at a
+    /// time on a `Walk`: concurrent runs share those counts.
+    ///
+    /// ```
+    /// let walk = traverse::WalkBuilder::new().build();
+    /// let first = walk.run(std::path::Path::new("."), &traverse::Ignore);
+    /// let again = walk.run(std::path::Path::new("."), &traverse::Ignore);
+    /// assert_eq!(first.totals.dirs, again.totals.dirs);
+    /// ```
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
-        self.walk(root, visitors, None)
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.progress.reset();
+        self.run_next(root, visitors)
     }
 
-    /// Walks `root` like [`run`](Self::run), and hands each directory to
+    /// Walks `root` as the next of several roots, like [`run`](Walk::run)
+    /// but keeping what the runs before it counted: a hard-linked inode
+    /// counted under an earlier root is not counted again (as `du a b`
+    /// does), and [`progress`](Walk::progress) goes on from their counts.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("a"))?;
+    /// std::fs::create_dir(dir.path().join("b"))?;
+    /// std::fs::write(dir.path().join("a/file"), b"12345")?;
+    /// std::fs::hard_link(dir.path().join("a/file"), dir.path().join("b/link"))?;
+    ///
+    /// let walk = traverse::WalkBuilder::new().build();
+    /// let a = walk.run(&dir.path().join("a"), &traverse::Ignore);
+    /// let b = walk.run_next(&dir.path().join("b"), &traverse::Ignore);
+    /// let b_alone = walk.run(&dir.path().join("b"), &traverse::Ignore);
+    /// // Every name is a file; the inode's 5 bytes count under `a` only.
+    /// assert_eq!((a.totals.files, b.totals.files), (1, 1));
+    /// assert_eq!(b_alone.totals.bytes - b.totals.bytes, 5);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn run_next(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+        self.next(root, visitors, None)
+    }
+
+    /// Walks `root` like [`run_next`](Self::run_next) (keeping what the
+    /// runs before it counted, as `du a b` does), and hands each directory to
     /// `dirs` once the totals of its subtree are final (a breakdown, as
     /// `du -d N` prints it): from the same parallel walk, with every
     /// engine. A hard-linked inode whose names sit in several directories
@@ -119,10 +167,76 @@ impl Walk {
         visitors: &dyn VisitorBuilder,
         dirs: Arc<dyn DirVisitor>,
     ) -> Summary {
-        self.walk(root, visitors, Some(dirs))
+        self.next(root, visitors, Some(dirs))
     }
 
-    fn walk(
+    /// [`run_next`](Self::run_next), with a breakdown when `dirs` is given.
+    fn next(
+        &self,
+        root: &Path,
+        visitors: &dyn VisitorBuilder,
+        dirs: Option<Arc<dyn DirVisitor>>,
+    ) -> Summary {
+        if !in_async_runtime() {
+            return self.walk_root(root, visitors, dirs);
+        }
+        // Inside an async runtime: the tokio engine starts a runtime of its
+        // own, which tokio refuses on a thread that already runs one.
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new()
+                .name("traverse-walk".into())
+                .spawn_scoped(scope, || self.walk_root(root, visitors, dirs));
+            match thread {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(cause) => {
+                    let cause = std::io::Error::new(
+                        cause.kind(),
+                        format!("cannot start a thread for the walk: {cause}"),
+                    );
+                    visitors.build().error(Error::new(root, Op::Read, cause));
+                    let mut acc = Accumulator::new(self.config.count_links);
+                    acc.totals.errors += 1;
+                    self.finish(acc)
+                }
+            }
+        })
+    }
+
+    /// Walks `root` with a closure as the visitor: it gets every
+    /// [`Event`], from one worker at a time (the workers take turns
+    /// through a lock; for per-worker visitors without one, use
+    /// [`run`](Walk::run) with a [`VisitorBuilder`]). Starts afresh like
+    /// [`run`](Walk::run).
+    ///
+    /// ```
+    /// use traverse::{Event, FileType, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("notes.txt"), b"hi")?;
+    /// std::fs::write(dir.path().join("data.csv"), b"1,2")?;
+    ///
+    /// let mut txt = 0;
+    /// let summary = WalkBuilder::new().list(true).build().run_with(dir.path(), |event| {
+    ///     if let Event::Entry(entry) = event {
+    ///         let txt_file = entry.file_type() == FileType::Regular
+    ///             && entry.path().extension().is_some_and(|e| e == "txt");
+    ///         txt += u32::from(txt_file);
+    ///     }
+    /// });
+    /// assert_eq!(txt, 1);
+    /// assert_eq!(summary.totals.files, 2);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn run_with<F>(&self, root: &Path, visitor: F) -> Summary
+    where
+        F: FnMut(Event<'_>) + Send,
+    {
+        self.run(root, &Closure::new(visitor))
+    }
+
+    fn walk_root(
         &self,
         root: &Path,
         visitors: &dyn VisitorBuilder,
@@ -173,7 +287,7 @@ impl Walk {
         }
         if self.config.list {
             acc.add_type(engine::d_type_of(st.mode));
-            visitor.visit(root);
+            visitor.visit_entry(&Entry::new(root, FileType::Directory, 0));
         } else {
             acc.add(&st);
         }
@@ -224,6 +338,16 @@ impl Walk {
             partial: self.interrupt.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Whether this thread is inside a tokio runtime's context (a worker, a
+/// `block_on`, a `spawn_blocking` thread). Only the `tokio` engine needs to
+/// know, so builds without it answer no.
+fn in_async_runtime() -> bool {
+    #[cfg(feature = "reference-engines")]
+    return tokio::runtime::Handle::try_current().is_ok();
+    #[cfg(not(feature = "reference-engines"))]
+    false
 }
 
 /// Why a root of this `st_mode` cannot be walked; for a symlink, how to

@@ -121,14 +121,21 @@ fn every_engine_lists_the_same_paths_as_read_dir() {
     }
 }
 
-#[test]
-fn every_engine_gives_the_same_totals() {
-    let dir = tree();
-    let first = WalkBuilder::new()
+/// The totals of the threads engine with one worker, the reference the
+/// other engines and settings must give too (the simplest engine, `std`,
+/// is not in every build).
+fn reference_totals(root: &Path) -> traverse::Summary {
+    WalkBuilder::new()
         .engine(Engine::Threads)
         .jobs(1)
         .build()
-        .totals(dir.path());
+        .totals(root)
+}
+
+#[test]
+fn every_engine_gives_the_same_totals() {
+    let dir = tree();
+    let first = reference_totals(dir.path());
     assert_eq!(first.totals.files, 4950 + 50);
     for &engine in ENGINES {
         for jobs in [1, 2, 7] {
@@ -225,5 +232,172 @@ fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
             errors[0].contains("panicked") && errors[0].contains("visitor refuses"),
             "-j {jobs}: {errors:?}"
         );
+    }
+}
+
+/// The bytes of the 20 files `linked_tree` links twice.
+const LINKED_BYTES: u64 = 20 * 100 + 190;
+
+/// A small tree whose files are hard-linked across directories, so that a
+/// run that kept the previous run's inodes would count fewer bytes. Small:
+/// the tests that walk it walk it dozens of times, under valgrind in CI too.
+fn linked_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["a", "b", "c/d"] {
+        fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    for i in 0..20 {
+        let file = dir.path().join(format!("a/f{i}"));
+        fs::write(&file, vec![b'x'; 100 + i]).unwrap();
+        fs::hard_link(&file, dir.path().join(format!("c/d/l{i}"))).unwrap();
+    }
+    fs::write(dir.path().join("b/plain"), b"abc").unwrap();
+    dir
+}
+
+#[test]
+fn two_runs_of_one_walk_give_the_same_totals_and_progress() {
+    let dir = linked_tree();
+    let reference = reference_totals(dir.path());
+    // Every name, as find counts them; the bytes of each linked inode
+    // once, as du -sb counts them.
+    assert_eq!(reference.totals.files, 41);
+    let dir_bytes: u64 = ["", "a", "b", "c", "c/d"]
+        .iter()
+        .map(|d| fs::symlink_metadata(dir.path().join(d)).unwrap().len())
+        .sum();
+    assert_eq!(
+        reference.totals.bytes,
+        u128::from(dir_bytes + LINKED_BYTES + 3)
+    );
+    for &engine in ENGINES {
+        let walk = WalkBuilder::new().engine(engine).jobs(2).build();
+        let first = walk.totals(dir.path());
+        let progress = (walk.progress().entries(), walk.progress().bytes());
+        let second = walk.totals(dir.path());
+        assert_eq!(first, reference, "{engine}: first run");
+        assert_eq!(second, reference, "{engine}: second run");
+        assert_eq!(
+            (walk.progress().entries(), walk.progress().bytes()),
+            progress,
+            "{engine}: progress of the second run alone"
+        );
+        // Entries seen: the root, 4 directories, 41 names.
+        assert_eq!(progress.0, 46, "{engine}");
+    }
+}
+
+#[test]
+fn run_next_counts_an_inode_linked_under_two_roots_once() {
+    let dir = linked_tree();
+    for &engine in ENGINES {
+        let walk = WalkBuilder::new().engine(engine).build();
+        let a = walk.run(&dir.path().join("a"), &traverse::Ignore);
+        let c = walk.run_next(&dir.path().join("c"), &traverse::Ignore);
+        let alone = walk.run(&dir.path().join("c"), &traverse::Ignore);
+        assert_eq!(a.totals.files, 20, "{engine}");
+        assert_eq!((c.totals.files, alone.totals.files), (20, 20), "{engine}");
+        // The files' bytes were counted under a already.
+        assert_eq!(
+            alone.totals.bytes - c.totals.bytes,
+            u128::from(LINKED_BYTES),
+            "{engine}"
+        );
+    }
+}
+
+#[test]
+fn a_closure_visitor_sees_every_path_and_error() {
+    let dir = linked_tree();
+    let want = reference(dir.path());
+    for &engine in ENGINES {
+        let mut got = std::collections::BTreeMap::new();
+        let mut errors = Vec::new();
+        let summary = WalkBuilder::new()
+            .engine(engine)
+            .jobs(3)
+            .list(true)
+            .build()
+            .run_with(dir.path(), |event| match event {
+                traverse::Event::Entry(entry) => {
+                    let value = (entry.file_type(), entry.depth());
+                    assert!(got.insert(entry.path().to_owned(), value).is_none());
+                }
+                traverse::Event::Error(err) => errors.push(err.to_string()),
+            });
+        assert!(got.keys().eq(want.iter()), "{engine}");
+        for (path, &(file_type, depth)) in &got {
+            let std_type = fs::symlink_metadata(path).unwrap().file_type();
+            let expected = if std_type.is_dir() {
+                traverse::FileType::Directory
+            } else {
+                traverse::FileType::Regular
+            };
+            assert_eq!(file_type, expected, "{engine}: {}", path.display());
+            let below = path.strip_prefix(dir.path()).unwrap().components().count();
+            assert_eq!(depth, below, "{engine}: {}", path.display());
+        }
+        assert!(errors.is_empty(), "{engine}: {errors:?}");
+        assert_eq!(summary.totals.errors, 0);
+    }
+    let mut errors = Vec::new();
+    let summary =
+        WalkBuilder::new()
+            .build()
+            .run_with(Path::new("/nonexistent/traverse-test"), |event| {
+                if let traverse::Event::Error(err) = event {
+                    errors.push(err.to_string());
+                }
+            });
+    assert_eq!(summary.totals.errors, 1);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("/nonexistent/traverse-test: "));
+}
+
+/// Called from async code, as under `#[tokio::main]` (a multi-thread
+/// runtime) or `#[tokio::main(flavor = "current_thread")]`: every engine
+/// walks, with the same totals as outside a runtime, and no panic.
+#[cfg(feature = "reference-engines")]
+#[test]
+fn every_engine_walks_inside_a_tokio_runtime() {
+    let dir = linked_tree();
+    let want = reference_totals(dir.path());
+    let runtimes = [
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap(),
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap(),
+    ];
+    for (flavor, runtime) in ["multi_thread", "current_thread"].iter().zip(runtimes) {
+        for &engine in ENGINES {
+            let walk = WalkBuilder::new().engine(engine).jobs(2).build();
+            let got = runtime.block_on(async { walk.totals(dir.path()) });
+            assert_eq!(got, want, "{engine} in a {flavor} runtime");
+            let listed = runtime.block_on(async {
+                let mut paths = 0u64;
+                WalkBuilder::new()
+                    .engine(engine)
+                    .list(true)
+                    .build()
+                    .run_with(dir.path(), |event| {
+                        paths += u64::from(matches!(event, traverse::Event::Entry(_)));
+                    });
+                paths
+            });
+            assert_eq!(listed, want.totals.files + want.totals.dirs, "{engine}");
+            // From `spawn_blocking`, as the README advises async code to
+            // call it: that thread is inside the runtime's context too.
+            let walk = WalkBuilder::new().engine(engine).build();
+            let root = dir.path().to_owned();
+            let blocking = runtime.block_on(async {
+                tokio::task::spawn_blocking(move || walk.totals(&root))
+                    .await
+                    .unwrap()
+            });
+            assert_eq!(blocking, want, "{engine} in spawn_blocking ({flavor})");
+        }
     }
 }
