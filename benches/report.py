@@ -135,16 +135,17 @@ def size_table(run, tree, chk):
     return "\n".join(lines), warm, cold
 
 
-def list_table(run, tree):
-    warm = results(run, "warm", tree, "-list")
-    cold = results(run, "cold", tree, "-list")
+def suffix_table(run, tree, suffix, title, is_base):
+    """The table of a `compare` mode timed apart (`-list`, `-breakdown`): ratios against the
+    fastest command `is_base` accepts."""
+    warm = results(run, "warm", tree, suffix)
+    cold = results(run, "cold", tree, suffix)
     if warm is None and cold is None:
         return None
     names = list((warm or cold).keys())
-    is_peer = lambda n: n.split()[0] in LIST_PEERS
-    bw, bc = fastest(warm, is_peer), fastest(cold, is_peer)
+    bw, bc = fastest(warm, is_base), fastest(cold, is_base)
     lines = [
-        f"### {tree}: listing (ratio = median / faster of find and fd)",
+        f"### {tree}: {title}",
         "",
         "| command | warm | ratio | cold | ratio |",
         "|---|---:|---:|---:|---:|",
@@ -156,6 +157,21 @@ def list_table(run, tree):
         lines.append(f"| {label} | {cell(w)} | {ratio(w, bw)} | {cell(c)} | {ratio(c, bc)} |")
     lines.append("")
     return "\n".join(lines)
+
+
+def list_table(run, tree):
+    return suffix_table(
+        run, tree, "-list", "listing (ratio = median / faster of find and fd)",
+        lambda n: n.split()[0] in LIST_PEERS,
+    )
+
+
+def breakdown_table(run, tree):
+    return suffix_table(
+        run, tree, "-breakdown",
+        "breakdown (ratio = median / plain totals `traverse DIR`; lines of `-d 1` checked against `du -b -d 1`)",
+        lambda n: n == "traverse DIR",
+    )
 
 
 def targets(run, tree):
@@ -289,6 +305,9 @@ def main():
         lt = list_table(run, tree)
         if lt:
             out.append(lt)
+        bt = breakdown_table(run, tree)
+        if bt:
+            out.append(bt)
         tt = targets(run, tree)
         if tt:
             out.append(tt)

@@ -5,6 +5,8 @@ use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
 use crate::config::{Config, Engine, Resolved};
 use crate::node::FdBudget;
 use crate::sys;
@@ -34,6 +36,9 @@ pub struct WalkBuilder {
     list: bool,
     inode_order: Option<usize>,
     interrupt: Option<Arc<AtomicBool>>,
+    exclude: Vec<Glob>,
+    /// The patterns of `exclude` as one matcher.
+    exclude_set: Option<Arc<GlobSet>>,
 }
 
 impl Default for WalkBuilder {
@@ -58,6 +63,8 @@ impl WalkBuilder {
             list: false,
             inode_order: Some(INODE_ORDER_THRESHOLD),
             interrupt: None,
+            exclude: Vec::new(),
+            exclude_set: None,
         }
     }
 
@@ -116,6 +123,41 @@ impl WalkBuilder {
         self
     }
 
+    /// Leaves out every entry whose name matches the shell pattern
+    /// `pattern` (`*`, `?`, `[...]`, as `du --exclude` takes them): it is
+    /// neither counted nor descended into. The pattern is matched against
+    /// names, never against the root given to the walk. An invalid pattern
+    /// is an error naming it.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.o"), b"12345")?;
+    /// std::fs::write(dir.path().join("a.c"), b"1")?;
+    /// let walk = traverse::WalkBuilder::new().exclude("*.o")?.build();
+    /// assert_eq!(walk.totals(dir.path()).totals.files, 1);
+    /// assert!(traverse::WalkBuilder::new().exclude("[z").is_err());
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn exclude(&mut self, pattern: &str) -> std::io::Result<&mut WalkBuilder> {
+        let invalid = |e: globset::Error| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("invalid pattern {pattern:?}: {}", e.kind()),
+            )
+        };
+        let glob = GlobBuilder::new(pattern)
+            .backslash_escape(true)
+            .build()
+            .map_err(invalid)?;
+        let mut set = GlobSetBuilder::new();
+        for glob in self.exclude.iter().chain([&glob]) {
+            set.add(glob.clone());
+        }
+        self.exclude_set = Some(Arc::new(set.build().map_err(invalid)?));
+        self.exclude.push(glob);
+        Ok(self)
+    }
+
     /// Resolves the engine (`auto`, and `uring` without io_uring) and the
     /// number of jobs.
     pub fn build(&self) -> Walk {
@@ -153,6 +195,7 @@ impl WalkBuilder {
                 one_file_system: self.one_file_system,
                 list: self.list,
                 inode_order: self.inode_order,
+                exclude: self.exclude_set.clone(),
             },
             fallback,
             limit,

@@ -4,6 +4,9 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
+
+use globset::GlobSet;
 
 /// How directories are read and entries stat'ed.
 ///
@@ -130,4 +133,6 @@ pub(crate) struct Config {
     pub one_file_system: bool,
     pub list: bool,
     pub inode_order: Option<usize>,
+    /// Names left out (`--exclude`).
+    pub exclude: Option<Arc<GlobSet>>,
 }

@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
+use crate::breakdown::{ncdu_entry, Breakdown};
 use crate::config::Config;
 use crate::error::{Error, Op};
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
-use crate::totals::Accumulator;
 use crate::totals::Progress;
+use crate::totals::{Accumulator, InodeKey, Totals};
 use crate::visit::{Entry, Visitor};
 
 /// The settings and shared state of one root's walk.
@@ -31,6 +32,8 @@ pub(crate) struct Shared {
     pub budget: FdBudget,
     pub interrupt: Arc<AtomicBool>,
     pub progress: Arc<Progress>,
+    /// Per-directory totals, when asked for.
+    pub breakdown: Option<Arc<Breakdown>>,
 }
 
 impl Shared {
@@ -50,6 +53,35 @@ impl Shared {
     pub fn crosses(&self, st: &Stat) -> bool {
         st.dev != self.root_dev
             || matches!((st.mnt_id, self.root_mnt), (Some(a), Some(b)) if a != b)
+    }
+
+    /// Whether every name of a hard-linked inode is stat'ed, rather than
+    /// further names counted from `d_ino` ([`crate::links`]): a listing and
+    /// `--count-links` need no sizes from them, and the ncdu export writes
+    /// every name's sizes. (A breakdown settles a further name from its
+    /// `d_ino`: [`Worker::known_link`].)
+    pub fn stats_every_name(&self) -> bool {
+        self.config.list
+            || self.config.count_links
+            || self.breakdown.as_ref().is_some_and(|b| b.ncdu)
+    }
+
+    /// Whether the entry `name` is left out (`--exclude`): neither counted
+    /// nor descended into.
+    pub fn excluded(&self, name: &[u8]) -> bool {
+        self.config
+            .exclude
+            .as_ref()
+            .is_some_and(|set| set.is_match(OsStr::from_bytes(name)))
+    }
+
+    /// The reading of `dir` is over, every part of it (after the worker
+    /// that read the last part has left it): with a breakdown, its totals
+    /// become final once its subdirectories are.
+    pub fn read_done(&self, dir: &DirNode) {
+        if let Some(breakdown) = &self.breakdown {
+            breakdown.done(dir);
+        }
     }
 
     /// Whether to sort a directory of `len` entries by inode number.
@@ -76,6 +108,15 @@ pub(crate) struct Worker<'v> {
     /// Entries and bytes of the current directory, for [`Progress`].
     seen: u64,
     bytes_before: u128,
+    /// With a breakdown: what was counted in the current directory since
+    /// [`enter`](Self::enter), added to its tally on
+    /// [`leave`](Self::leave).
+    breakdown: Option<Arc<Breakdown>>,
+    here: Totals,
+    /// With an ncdu export: the current directory's entries, and whether
+    /// reading it failed.
+    here_ncdu: Vec<u8>,
+    here_failed: bool,
 }
 
 impl<'v> Worker<'v> {
@@ -89,6 +130,10 @@ impl<'v> Worker<'v> {
             entry_path: Vec::new(),
             seen: 0,
             bytes_before: 0,
+            breakdown: shared.breakdown.clone(),
+            here: Totals::default(),
+            here_ncdu: Vec::new(),
+            here_failed: false,
         }
     }
 
@@ -100,13 +145,61 @@ impl<'v> Worker<'v> {
         self.bytes_before = self.acc.totals.bytes;
     }
 
-    /// Ends the current directory: publishes its progress.
+    /// Ends the current directory: publishes its progress, and with a
+    /// breakdown adds what was counted to its tally.
     pub fn leave(&mut self, shared: &Shared) {
         let bytes = self.acc.totals.bytes - self.bytes_before;
         shared
             .progress
             .add(self.seen, u64::try_from(bytes).unwrap_or(u64::MAX));
+        if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
+            tally.add(&std::mem::take(&mut self.here));
+            if let Some(mut tree) = tally.tree() {
+                tree.add_entries(&self.here_ncdu);
+                if self.here_failed {
+                    tree.read_error();
+                }
+            }
+            self.here_ncdu.clear();
+            self.here_failed = false;
+        }
         self.dir = None;
+    }
+
+    /// With a breakdown: counts a stat'ed entry `name` (the current
+    /// directory itself when `None`) in the current directory. A further
+    /// name of a hard-linked inode waits to be settled (see
+    /// [`crate::breakdown`]); with `--count-links` every name counts.
+    fn tally(&mut self, count_links: bool, name: Option<&[u8]>, st: &Stat) {
+        let Some(ncdu) = self.breakdown.as_ref().map(|b| b.ncdu) else {
+            return;
+        };
+        if !count_links && st.is_hard_linked() {
+            self.here.add_kind(st.mode);
+            self.build_dir_path();
+            self.entry_path.clear();
+            self.entry_path.extend_from_slice(&self.dir_path);
+            if let Some(name) = name {
+                push_name(&mut self.entry_path, name);
+            }
+            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+                breakdown.link(dir, &self.entry_path, st);
+            }
+        } else {
+            self.here.add_stat(st);
+        }
+        if ncdu {
+            match name {
+                Some(name) => ncdu_entry(&mut self.here_ncdu, name, st, false),
+                None => {
+                    if let Some(dir) = &self.dir {
+                        if let Some(mut tree) = dir.tally().and_then(|t| t.tree()) {
+                            tree.set_info(dir.name().to_bytes(), st);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Builds the current directory's path if not done yet.
@@ -126,6 +219,8 @@ impl<'v> Worker<'v> {
         self.build_dir_path();
         let err = Error::new(Path::new(OsStr::from_bytes(&self.dir_path)), op, cause);
         self.acc.totals.errors += 1;
+        self.here.errors += 1;
+        self.here_failed = true;
         self.visitor.error(err);
     }
 
@@ -137,6 +232,7 @@ impl<'v> Worker<'v> {
         push_name(&mut self.entry_path, name);
         let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
         self.acc.totals.errors += 1;
+        self.here.errors += 1;
         self.visitor.error(err);
     }
 
@@ -146,6 +242,24 @@ impl<'v> Worker<'v> {
     pub fn count_stat(&mut self, st: &Stat) {
         self.seen += 1;
         self.acc.add(st);
+        self.tally(self.acc.count_links(), None, st);
+    }
+
+    /// Counts the entry `name`, a further name of the hard-linked inode
+    /// `key` already stat'ed under another name (from `d_ino`, see
+    /// [`crate::links`]): by its `d_type`, and with a breakdown, as a name
+    /// of that inode.
+    pub fn known_link(&mut self, shared: &Shared, name: &[u8], d_type: u8, key: InodeKey) {
+        self.entry(shared, name, d_type, None);
+        if self.breakdown.is_some() {
+            self.build_dir_path();
+            self.entry_path.clear();
+            self.entry_path.extend_from_slice(&self.dir_path);
+            push_name(&mut self.entry_path, name);
+            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+                breakdown.link_known(dir, &self.entry_path, key);
+            }
+        }
     }
 
     /// Checks the directory being read, stat'ed through its descriptor
@@ -187,6 +301,12 @@ impl<'v> Worker<'v> {
                 // A mount point: `find -xdev` lists it and `du -x` leaves
                 // out its size; neither descends.
                 self.acc.add_type(d_type_of(st.mode));
+                if self.breakdown.is_some() {
+                    self.here.add_kind(st.mode);
+                    if self.breakdown.as_ref().is_some_and(|b| b.ncdu) {
+                        ncdu_entry(&mut self.here_ncdu, name, st, true);
+                    }
+                }
                 false
             }
             Some(st) => {
@@ -194,11 +314,19 @@ impl<'v> Worker<'v> {
                     self.acc.add_type(d_type_of(st.mode));
                 } else {
                     self.acc.add(st);
+                    // A subdirectory's own size is counted in its own
+                    // tally (`DirNode::child_with_stat`).
+                    if !st.is_dir() {
+                        self.tally(shared.config.count_links, Some(name), st);
+                    }
                 }
                 st.is_dir()
             }
             None => {
                 self.acc.add_type(d_type);
+                if self.breakdown.is_some() {
+                    self.here.add_type(d_type);
+                }
                 d_type == libc::DT_DIR
             }
         };

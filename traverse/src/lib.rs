@@ -15,6 +15,10 @@
 //! with `O_NOFOLLOW | O_DIRECTORY`, so there is no `PATH_MAX` limit and a
 //! rename cannot lead the walk out of its tree.
 //!
+//! Per directory ([`Walk::run_dirs`], a [`DirVisitor`]): each directory's
+//! subtree totals as soon as they are final, from the same parallel walk
+//! (what `du -d N` prints), and the tree in ncdu's export format.
+//!
 //! # Example
 //!
 //! ```
@@ -33,6 +37,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod breakdown;
 mod builder;
 mod config;
 mod dispatch;
@@ -55,6 +60,7 @@ mod walk;
 /// The type of a listed [`Entry`].
 pub use io_uring_getdents::dirent::FileType;
 
+pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use error::{Error, Op};

@@ -25,7 +25,17 @@ use crate::totals::InodeKey;
 
 /// Shards of the set: workers insert and look up at once, one short lock
 /// each; 64 keeps two workers (or 32 on a cold cache) off each other.
-const SHARDS: usize = 64;
+pub(crate) const SHARDS: usize = 64;
+
+/// The shard of a table of inodes split in [`SHARDS`] locks that `key`
+/// belongs to.
+pub(crate) fn shard_of(key: &InodeKey) -> usize {
+    let mut hasher = FxBuildHasher.build_hasher();
+    key.hash(&mut hasher);
+    let hash = std::hash::Hasher::finish(&hasher);
+    // The high bits: Fx mixes the low ones least.
+    (hash >> 58) as usize % SHARDS
+}
 
 /// The hard-linked inodes seen by one walk, shared by its workers.
 #[derive(Debug)]
@@ -51,11 +61,7 @@ impl Links {
     }
 
     fn shard(&self, key: &InodeKey) -> &Mutex<FxHashSet<InodeKey>> {
-        let mut hasher = FxBuildHasher.build_hasher();
-        key.hash(&mut hasher);
-        let hash = std::hash::Hasher::finish(&hasher);
-        // The high bits: Fx mixes the low ones least.
-        &self.shards[(hash >> 58) as usize % SHARDS]
+        &self.shards[shard_of(key)]
     }
 
     /// Records an inode with several links, just stat'ed and counted.

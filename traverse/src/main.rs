@@ -1,6 +1,7 @@
 //! `traverse [OPTIONS] PATH...`: a thin client of the `traverse` library.
 
 mod cli;
+mod dirs;
 mod output;
 
 use std::io::{self, IsTerminal, Write};
@@ -11,17 +12,27 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use clap::Parser;
-use traverse::{Error, Totals, Visitor, VisitorBuilder, Walk};
+use traverse::{DirVisitor, Error, Totals, Visitor, VisitorBuilder, Walk};
 
 use cli::{Opts, Output};
+use dirs::Dirs;
 
 /// Exit status when some entry could not be read.
 const EXIT_ERRORS: u8 = 1;
 /// Exit status after SIGINT, as shells report it (128 + 2).
 const EXIT_INTERRUPTED: u8 = 130;
 
+/// Exit status for bad options, as clap gives.
+const EXIT_USAGE: u8 = 2;
+
 fn main() -> ExitCode {
-    let config = Opts::parse().into_config();
+    let config = match Opts::parse().into_config() {
+        Ok(config) => config,
+        Err(why) => {
+            eprintln!("traverse: {why}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let interrupt = Arc::new(AtomicBool::new(false));
     if let Err(e) = on_sigint(Arc::clone(&interrupt)) {
         eprintln!("traverse: cannot handle SIGINT: {e}");
@@ -44,6 +55,15 @@ fn main() -> ExitCode {
         // walking.
         sink.fail(e);
     }
+    let mut export = match config.breakdown.as_ref().map(Dirs::open_export) {
+        Some(Err(e)) => {
+            eprintln!("traverse: {e}");
+            return ExitCode::from(EXIT_ERRORS);
+        }
+        Some(Ok(export)) => export,
+        None => None,
+    };
+    let export_stdout = matches!(&config.breakdown, Some(b) if matches!(b.export, Some(None)));
     // Never over a listing: both would share the terminal.
     let progress = io::stderr().is_terminal() && !matches!(config.output, Output::List(_));
     let mut all = Totals::default();
@@ -53,17 +73,36 @@ fn main() -> ExitCode {
         if sink.stdout_failed.load(Ordering::Relaxed) {
             break;
         }
+        let dirs = config
+            .breakdown
+            .as_ref()
+            .map(|b| Arc::new(Dirs::new(b, export.take())));
+        let run = || match &dirs {
+            Some(dirs) => walk.run_dirs(path, &sink, Arc::clone(dirs) as Arc<dyn DirVisitor>),
+            None => walk.run_next(path, &sink),
+        };
         let summary = if progress {
-            with_progress(&walk, || walk.run_next(path, &sink))
+            with_progress(&walk, run)
         } else {
-            walk.run_next(path, &sink)
+            run()
         };
         all += summary.totals;
         partial |= summary.partial;
-        let text = match config.output {
-            Output::Human => output::human(Some(path), &summary.totals, summary.partial),
-            Output::Json => output::json(Some(path), &summary.totals),
-            Output::List(_) => String::new(),
+        let text = match (&dirs, config.output) {
+            (Some(dirs), output) => {
+                if let Err(e) = dirs.finish_export(path, &summary) {
+                    eprintln!("traverse: {e}");
+                    all.errors += 1;
+                }
+                if export_stdout {
+                    String::new()
+                } else {
+                    dirs.lines(path, &summary, output == Output::Json)
+                }
+            }
+            (None, Output::Human) => output::human(Some(path), &summary.totals, summary.partial),
+            (None, Output::Json) => output::json(Some(path), &summary.totals),
+            (None, Output::List(_)) => String::new(),
         };
         if sink.stdout_failed.load(Ordering::Relaxed) {
             break;
@@ -74,7 +113,12 @@ fn main() -> ExitCode {
         }
         sink.write_out(text.as_bytes());
     }
-    if config.paths.len() > 1 && !partial && !sink.stdout_failed.load(Ordering::Relaxed) {
+    // A breakdown has no total line, as du without -c.
+    if config.paths.len() > 1
+        && config.breakdown.is_none()
+        && !partial
+        && !sink.stdout_failed.load(Ordering::Relaxed)
+    {
         match config.output {
             Output::Human => sink.write_out(output::human(None, &all, false).as_bytes()),
             Output::Json => sink.write_out(output::json(None, &all).as_bytes()),

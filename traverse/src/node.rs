@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::breakdown::Tally;
 use crate::sys::{self, Stat};
 
 /// Opens a directory `name` relative to a parent descriptor, or `name` as
@@ -45,6 +46,9 @@ pub(crate) struct DirNode {
     fd: Mutex<Option<Arc<OwnedFd>>>,
     /// Subdirectories not yet opened.
     pending: AtomicUsize,
+    /// Its subtree's totals, when a breakdown was asked for (boxed: the
+    /// plain walk pays one pointer).
+    tally: Option<Box<Tally>>,
 }
 
 /// The directory a worker opened last, with its descriptor: the start
@@ -57,8 +61,9 @@ pub(crate) struct Cursor {
 
 impl DirNode {
     /// The root of a walk: `path`, already opened as `fd` (with
-    /// `O_NOFOLLOW | O_DIRECTORY`), whose stat gave `id`.
-    pub fn root(path: CString, fd: OwnedFd, id: DirId) -> Arc<DirNode> {
+    /// `O_NOFOLLOW | O_DIRECTORY`), whose stat gave `id`; with `tally`
+    /// when a breakdown was asked for.
+    pub fn root(path: CString, fd: OwnedFd, id: DirId, tally: Option<Tally>) -> Arc<DirNode> {
         Arc::new(DirNode {
             parent: None,
             name: path,
@@ -67,16 +72,24 @@ impl DirNode {
             id: OnceLock::from(id),
             fd: Mutex::new(None),
             pending: AtomicUsize::new(0),
+            tally: tally.map(Box::new),
         })
     }
 
-    /// A subdirectory `name` of `parent`, its identity not known yet.
+    /// A subdirectory `name` of `parent`, not stat'ed yet.
     pub fn child(parent: &Arc<DirNode>, name: &CStr) -> Arc<DirNode> {
-        DirNode::child_with_id(parent, name, None)
+        DirNode::child_with_stat(parent, name, None)
     }
 
-    /// A subdirectory `name` of `parent` whose stat gave `id`.
-    pub fn child_with_id(parent: &Arc<DirNode>, name: &CStr, id: Option<DirId>) -> Arc<DirNode> {
+    /// A subdirectory `name` of `parent`, with its stat if it was made
+    /// (its identity, and with a breakdown its own size, counted in its
+    /// subtree rather than in the parent's entries).
+    pub fn child_with_stat(parent: &Arc<DirNode>, name: &CStr, st: Option<&Stat>) -> Arc<DirNode> {
+        let tally = parent.tally.as_ref().map(|pt| {
+            pt.hold();
+            Box::new(Tally::new(st, name.to_bytes(), pt.ncdu()))
+        });
+        let id = st.map(Stat::id);
         let node = DirNode {
             parent: Some(Arc::clone(parent)),
             name: name.to_owned(),
@@ -85,6 +98,7 @@ impl DirNode {
             id: OnceLock::new(),
             fd: Mutex::new(None),
             pending: AtomicUsize::new(0),
+            tally,
         };
         if let Some(id) = id {
             let _ = node.id.set(id);
@@ -120,6 +134,16 @@ impl DirNode {
     /// Levels below the root (the root is 0).
     pub fn depth(&self) -> usize {
         self.depth
+    }
+
+    /// The name in the parent, or the root's path.
+    pub fn name(&self) -> &CStr {
+        &self.name
+    }
+
+    /// Its subtree's totals, when a breakdown was asked for.
+    pub fn tally(&self) -> Option<&Tally> {
+        self.tally.as_deref()
     }
 
     /// The path for messages and listings: the root's path and the names
@@ -475,7 +499,13 @@ mod tests {
     fn root_of(path: &Path) -> Arc<DirNode> {
         let c = CString::new(path.as_os_str().as_bytes()).unwrap();
         let fd = sys::open_dir(None, &c).unwrap();
-        DirNode::root(c, fd, id_of(path))
+        DirNode::root(c, fd, id_of(path), None)
+    }
+
+    /// `path`'s stat, as a walk makes it before queueing a subdirectory.
+    fn stat_of(path: &Path) -> Stat {
+        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+        sys::statx(None, &c).unwrap()
     }
 
     /// `a/b/c/d/e/f` below a temporary directory, with the nodes of each level
@@ -489,7 +519,7 @@ mod tests {
             path.push(name);
             let c = CString::new(name).unwrap();
             let parent = nodes.last().unwrap();
-            nodes.push(DirNode::child_with_id(parent, &c, Some(id_of(&path))));
+            nodes.push(DirNode::child_with_stat(parent, &c, Some(&stat_of(&path))));
         }
         (tmp, nodes)
     }

@@ -115,6 +115,7 @@ pub(crate) fn walk(
             Err(cause) => {
                 worker.dir_error(Op::Open, cause);
                 worker.leave(shared);
+                shared.read_done(&dir);
                 continue;
             }
         };
@@ -142,6 +143,9 @@ pub(crate) fn walk(
                 break;
             }
             let name = entry.file_name();
+            if shared.excluded(name.as_bytes()) {
+                continue;
+            }
             let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
             let st = if shared.needs_stat(d_type) {
                 match stat_entry(shared, fd.as_fd(), &name, d_type, || entry.metadata()) {
@@ -155,14 +159,14 @@ pub(crate) fn walk(
                 None
             };
             if worker.entry(shared, name.as_bytes(), d_type, st.as_ref()) {
-                let id = st.as_ref().map(Stat::id);
-                stack.push(DirNode::child_with_id(&dir, &c_name(&name), id));
+                stack.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
                 children += 1;
             }
         }
         // Single thread: no child is opened before this runs.
         dir.keep(fd, children, &shared.budget);
         worker.leave(shared);
+        shared.read_done(&dir);
     }
     worker.into_accumulator()
 }

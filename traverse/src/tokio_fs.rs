@@ -100,6 +100,7 @@ async fn read_dir(
         Err(cause) => {
             worker.dir_error(Op::Open, cause);
             worker.leave(&shared);
+            shared.read_done(&dir);
             return (worker.into_accumulator(), children);
         }
     };
@@ -125,6 +126,9 @@ async fn read_dir(
             break;
         }
         let name = entry.file_name();
+        if shared.excluded(name.as_bytes()) {
+            continue;
+        }
         let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
         let st = if shared.needs_stat(d_type) {
             let stat = if shared.config.one_file_system
@@ -152,12 +156,12 @@ async fn read_dir(
             None
         };
         if worker.entry(&shared, name.as_bytes(), d_type, st.as_ref()) {
-            let id = st.as_ref().map(Stat::id);
-            children.push(DirNode::child_with_id(&dir, &c_name(&name), id));
+            children.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
         }
     }
     dir.keep(fd, children.len(), &shared.budget);
     worker.leave(&shared);
+    shared.read_done(&dir);
     (worker.into_accumulator(), children)
 }
 

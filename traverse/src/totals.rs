@@ -55,6 +55,40 @@ impl AddAssign for Totals {
     }
 }
 
+impl Totals {
+    /// Counts one entry by its `st_mode`: which kind it is.
+    pub(crate) fn add_kind(&mut self, mode: u32) {
+        match mode & libc::S_IFMT {
+            libc::S_IFREG => self.files += 1,
+            libc::S_IFDIR => self.dirs += 1,
+            libc::S_IFLNK => self.symlinks += 1,
+            _ => self.other += 1,
+        }
+    }
+
+    /// Counts one entry by its `d_type` alone.
+    pub(crate) fn add_type(&mut self, d_type: u8) {
+        match d_type {
+            libc::DT_REG => self.files += 1,
+            libc::DT_DIR => self.dirs += 1,
+            libc::DT_LNK => self.symlinks += 1,
+            _ => self.other += 1,
+        }
+    }
+
+    /// Adds the sizes of an inode.
+    pub(crate) fn add_sizes(&mut self, size: u64, blocks: u64) {
+        self.bytes += u128::from(size);
+        self.disk_bytes += disk_bytes(blocks);
+    }
+
+    /// Counts one entry by its stat: its kind and its sizes.
+    pub(crate) fn add_stat(&mut self, st: &Stat) {
+        self.add_kind(st.mode);
+        self.add_sizes(st.size, st.blocks);
+    }
+}
+
 /// The disk usage of `blocks` 512-byte blocks, exact in 128 bits.
 fn disk_bytes(blocks: u64) -> u128 {
     u128::from(blocks) * 512
@@ -85,31 +119,25 @@ impl Accumulator {
         }
     }
 
+    /// Whether every name of a hard-linked inode counts its size.
+    pub fn count_links(&self) -> bool {
+        self.count_links
+    }
+
     /// Counts one entry by its stat.
     pub fn add(&mut self, st: &Stat) {
-        match st.mode & libc::S_IFMT {
-            libc::S_IFREG => self.totals.files += 1,
-            libc::S_IFDIR => self.totals.dirs += 1,
-            libc::S_IFLNK => self.totals.symlinks += 1,
-            _ => self.totals.other += 1,
-        }
+        self.totals.add_kind(st.mode);
         // du keeps one record per hard-linked inode.
         if !self.count_links && st.is_hard_linked() {
             self.links.insert((st.dev, st.ino), (st.size, st.blocks));
         } else {
-            self.totals.bytes += u128::from(st.size);
-            self.totals.disk_bytes += disk_bytes(st.blocks);
+            self.totals.add_sizes(st.size, st.blocks);
         }
     }
 
     /// Counts one entry by type alone (listing mode, no stat).
     pub fn add_type(&mut self, d_type: u8) {
-        match d_type {
-            libc::DT_REG => self.totals.files += 1,
-            libc::DT_DIR => self.totals.dirs += 1,
-            libc::DT_LNK => self.totals.symlinks += 1,
-            _ => self.totals.other += 1,
-        }
+        self.totals.add_type(d_type);
     }
 
     /// Adds another worker's accumulator into this one.
@@ -129,8 +157,7 @@ impl Accumulator {
     pub fn finish(mut self, seen: &mut HashSet<InodeKey>) -> Totals {
         for (key, (size, blocks)) in self.links {
             if seen.insert(key) {
-                self.totals.bytes += u128::from(size);
-                self.totals.disk_bytes += disk_bytes(blocks);
+                self.totals.add_sizes(size, blocks);
             }
         }
         self.totals

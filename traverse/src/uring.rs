@@ -142,7 +142,7 @@ pub(crate) fn walk(
         queue: Queue::new(vec![Work::Dir(root, Some(shared.root_dev))]),
         running: AtomicUsize::new(0),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
-        links: if shared.config.list || shared.config.count_links {
+        links: if shared.stats_every_name() {
             None
         } else {
             Links::new()
@@ -505,6 +505,7 @@ impl<'p> Walker<'p> {
                     None => self.worker.dir_error(Op::Open, cause),
                 }
                 self.worker.leave(shared);
+                shared.read_done(&dir);
                 return;
             }
         };
@@ -520,6 +521,7 @@ impl<'p> Walker<'p> {
                     Ok(st) => {
                         if !self.worker.opened_dir(&st) {
                             self.worker.leave(shared);
+                            shared.read_done(&dir);
                             return;
                         }
                         self.worker.count_stat(&st);
@@ -860,6 +862,9 @@ impl<'p> Walker<'p> {
             let ent = batch.ents[i];
             i += 1;
             let cname = ent.name(&batch.names);
+            if shared.excluded(cname.to_bytes()) {
+                continue;
+            }
             if defer_dirs && ent.d_type == libc::DT_DIR {
                 batch.dir.add_children(1);
                 self.own
@@ -872,7 +877,8 @@ impl<'p> Walker<'p> {
                     && links.counted(dev, ent.ino, name)
                 {
                     self.focus(ai);
-                    self.worker.entry(shared, name, ent.d_type, None);
+                    self.worker
+                        .known_link(shared, name, ent.d_type, (dev, ent.ino));
                     continue;
                 }
             }
@@ -939,7 +945,7 @@ impl<'p> Walker<'p> {
                     .worker
                     .entry(shared, cname.to_bytes(), d_type, Some(&st))
                 {
-                    let node = DirNode::child_with_id(&batch.dir, cname, Some(st.id()));
+                    let node = DirNode::child_with_stat(&batch.dir, cname, Some(&st));
                     let child = Work::Dir(node, Some(st.dev));
                     batch.dir.add_children(1);
                     self.own.push(child);
@@ -963,6 +969,7 @@ impl<'p> Walker<'p> {
         };
         if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
             batch.dir.release(&self.pool.shared.budget);
+            self.pool.shared.read_done(&batch.dir);
         }
     }
 

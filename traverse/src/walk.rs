@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use io_uring_getdents::dirent::FileType;
 
+use crate::breakdown::{Breakdown, DirVisitor, Tally};
 use crate::config::{Config, Engine};
 use crate::dispatch;
 use crate::engine::{self, Shared};
@@ -121,15 +122,70 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn run_next(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+        self.next(root, visitors, None)
+    }
+
+    /// Walks `root` like [`run_next`](Self::run_next) (keeping what the
+    /// runs before it counted, as `du a b` does), and hands each directory to
+    /// `dirs` once the totals of its subtree are final (a breakdown, as
+    /// `du -d N` prints it): from the same parallel walk, with every
+    /// engine. A hard-linked inode whose names sit in several directories
+    /// is counted in the directory of the name whose path sorts first
+    /// (bytewise), so two runs give the same figures; such inodes are
+    /// settled at the end of the walk. No directory is handed over when
+    /// the root cannot be read or the walk is interrupted before it ends.
+    /// Not in listing mode ([`WalkBuilder::list`](crate::WalkBuilder::list)),
+    /// which counts no sizes: `dirs` then gets nothing.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use traverse::{DirTotals, DirVisitor, Ignore, WalkBuilder};
+    ///
+    /// /// The largest subtree below the root.
+    /// #[derive(Default)]
+    /// struct Largest(Mutex<u128>);
+    /// impl DirVisitor for Largest {
+    ///     fn dir(&self, dir: &DirTotals<'_>) {
+    ///         if dir.depth() > 0 {
+    ///             let mut max = self.0.lock().unwrap();
+    ///             *max = (*max).max(dir.totals().bytes);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let tree = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tree.path().join("a/b"))?;
+    /// std::fs::write(tree.path().join("a/b/f"), vec![0; 10_000])?;
+    /// let largest = Arc::new(Largest::default());
+    /// WalkBuilder::new().build().run_dirs(tree.path(), &Ignore, largest.clone());
+    /// assert!(*largest.0.lock().unwrap() >= 10_000);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn run_dirs(
+        &self,
+        root: &Path,
+        visitors: &dyn VisitorBuilder,
+        dirs: Arc<dyn DirVisitor>,
+    ) -> Summary {
+        self.next(root, visitors, Some(dirs))
+    }
+
+    /// [`run_next`](Self::run_next), with a breakdown when `dirs` is given.
+    fn next(
+        &self,
+        root: &Path,
+        visitors: &dyn VisitorBuilder,
+        dirs: Option<Arc<dyn DirVisitor>>,
+    ) -> Summary {
         if !in_async_runtime() {
-            return self.walk_root(root, visitors);
+            return self.walk_root(root, visitors, dirs);
         }
         // Inside an async runtime: the tokio engine starts a runtime of its
         // own, which tokio refuses on a thread that already runs one.
         std::thread::scope(|scope| {
             let thread = std::thread::Builder::new()
                 .name("traverse-walk".into())
-                .spawn_scoped(scope, || self.walk_root(root, visitors));
+                .spawn_scoped(scope, || self.walk_root(root, visitors, dirs));
             match thread {
                 Ok(thread) => thread
                     .join()
@@ -180,7 +236,12 @@ impl Walk {
         self.run(root, &Closure::new(visitor))
     }
 
-    fn walk_root(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+    fn walk_root(
+        &self,
+        root: &Path,
+        visitors: &dyn VisitorBuilder,
+        dirs: Option<Arc<dyn DirVisitor>>,
+    ) -> Summary {
         let mut acc = Accumulator::new(self.config.count_links);
         let mut visitor = visitors.build();
         let croot = match CString::new(root.as_os_str().as_bytes()) {
@@ -243,6 +304,12 @@ impl Walk {
         };
         drop(visitor);
         if !self.interrupt.load(Ordering::Relaxed) {
+            let breakdown = dirs
+                .filter(|_| !self.config.list)
+                .map(|dirs| Arc::new(Breakdown::new(dirs)));
+            let tally = breakdown
+                .as_ref()
+                .map(|b| Tally::new(Some(&st), croot.to_bytes(), b.ncdu));
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,
@@ -250,9 +317,16 @@ impl Walk {
                 budget: FdBudget::new(self.config.max_jobs, self.limit),
                 interrupt: Arc::clone(&self.interrupt),
                 progress: Arc::clone(&self.progress),
+                breakdown,
             });
-            let root = DirNode::root(croot, fd, st.id());
+            let root = DirNode::root(croot, fd, st.id(), tally);
             acc.merge(dispatch::walk(&shared, root, visitors));
+            if let Some(breakdown) = &shared.breakdown {
+                if !self.interrupt.load(Ordering::Relaxed) {
+                    let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+                    breakdown.settle(&seen);
+                }
+            }
         }
         self.finish(acc)
     }

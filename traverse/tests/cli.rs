@@ -5,7 +5,6 @@ mod testenv;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -193,16 +192,6 @@ fn human_output_first_line_and_total() {
         lines[4].starts_with("2 files, ") && lines[4].ends_with("\ttotal"),
         "{text}"
     );
-}
-
-/// Runs `cmd` as `nobody` when we are root (root reads everything), else as
-/// ourselves.
-fn as_unprivileged(cmd: &mut Command) -> &mut Command {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        cmd.uid(65534).gid(65534);
-    }
-    cmd
 }
 
 /// A copy of the binary under test that the unprivileged user can surely run.

@@ -49,6 +49,9 @@ pub(super) fn stat_entries(
             break;
         }
         let cname = ent.name(names);
+        if shared.excluded(cname.to_bytes()) {
+            continue;
+        }
         if defer_dirs && ent.d_type == libc::DT_DIR {
             children.push(Work::Subdir(DirNode::child(dir, cname)));
             continue;
@@ -58,7 +61,7 @@ pub(super) fn stat_entries(
             if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
                 && links.counted(dev, ent.ino, name)
             {
-                worker.entry(shared, name, ent.d_type, None);
+                worker.known_link(shared, name, ent.d_type, (dev, ent.ino));
                 continue;
             }
         }
@@ -81,8 +84,11 @@ pub(super) fn stat_entries(
             None
         };
         if worker.entry(shared, name, ent.d_type, st.as_ref()) {
-            let (dev, id) = (st.map(|st| st.dev), st.map(|st| st.id()));
-            children.push(Work::Dir(DirNode::child_with_id(dir, cname, id), dev));
+            let dev = st.map(|st| st.dev);
+            children.push(Work::Dir(
+                DirNode::child_with_stat(dir, cname, st.as_ref()),
+                dev,
+            ));
         }
     }
 }

@@ -100,7 +100,7 @@ pub(crate) fn walk(
         spawn_failed: AtomicBool::new(false),
         failure: Mutex::new(None),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
-        links: if shared.config.list || shared.config.count_links {
+        links: if shared.stats_every_name() {
             None
         } else {
             Links::new()

@@ -163,6 +163,7 @@ impl Reader {
         worker.enter(dir);
         let Some((fd, dev)) = self.open(worker, shared, dir, counted) else {
             worker.leave(shared);
+            shared.read_done(dir);
             return 0;
         };
         let links =
@@ -358,6 +359,7 @@ impl Reader {
                 );
                 dir.keep(fd, self.children.len(), &shared.budget);
                 worker.leave(shared);
+                shared.read_done(dir);
                 return progress.read;
             }
             None => {
@@ -442,10 +444,13 @@ impl Reader {
             &mut self.children,
         );
         batch.dir.add_children(self.children.len());
+        // Left before the count goes down: the last part's totals must be
+        // in the directory's tally when it is done.
+        worker.leave(shared);
         if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
             batch.dir.release(&shared.budget);
+            shared.read_done(&batch.dir);
         }
-        worker.leave(shared);
         len
     }
 }

@@ -109,6 +109,31 @@ where
         .expect("run traverse")
 }
 
+/// Runs `cmd` as `nobody` when we are root (root reads everything), else as
+/// ourselves.
+pub fn as_unprivileged(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    cmd
+}
+
+/// Creates `n` sparse files `f0`, `f1`... of 2^63-1 bytes (the largest
+/// size tmpfs allows) in `dir`; false, with a message, where the
+/// filesystem refuses them.
+pub fn sparse_max_files(dir: &Path, n: usize) -> bool {
+    for i in 0..n {
+        let f = fs::File::create(dir.join(format!("f{i}"))).unwrap();
+        if f.set_len(i64::MAX as u64).is_err() {
+            println!("skipped: this filesystem refuses files of 2^63-1 bytes");
+            return false;
+        }
+    }
+    true
+}
+
 /// Parses one line of `--json` output: the path (raw JSON text) and the
 /// totals.
 pub fn parse_json(line: &str) -> (String, Totals) {

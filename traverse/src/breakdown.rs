@@ -1,0 +1,438 @@
+//! Per-directory totals out of the same parallel walk.
+//!
+//! With a breakdown asked for, every [`DirNode`] carries a [`Tally`]: the
+//! sums counted so far in its subtree and how many parts of it are not
+//! done yet (its own reading, which the `threads` and `uring` engines may
+//! share out in chunks, each subdirectory not final yet, and each name of
+//! a hard-linked inode waiting for its attribution). The part that brings
+//! that count to zero makes the sums final: it hands the directory to the
+//! [`DirVisitor`], adds its sums to its parent's and counts the parent's
+//! part done, up to the root. So a directory's totals are known as soon as
+//! its last subdirectory is done, and nothing of it is kept afterwards.
+//!
+//! A hard-linked inode (not a directory) whose names sit in several
+//! directories is counted once, in the directory of its name whose path
+//! sorts first (bytewise): the same on every run, whatever order the
+//! workers met the names in. Those inodes are settled at the end of the
+//! walk, which holds back the directories that hold their names (and so
+//! their ancestors) until then.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap;
+
+use crate::links::{shard_of, SHARDS};
+use crate::node::DirNode;
+use crate::sys::Stat;
+use crate::totals::{InodeKey, Totals};
+
+/// Receives each directory of a walk once its whole subtree is counted:
+/// children before their parent, the root last. Called from the worker
+/// threads, so it takes `&self`.
+///
+/// # Example
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use traverse::{DirTotals, DirVisitor, Ignore, WalkBuilder};
+///
+/// #[derive(Default)]
+/// struct Depth1(Mutex<Vec<(std::path::PathBuf, u128)>>);
+/// impl DirVisitor for Depth1 {
+///     fn dir(&self, dir: &DirTotals<'_>) {
+///         if dir.depth() <= 1 {
+///             self.0.lock().unwrap().push((dir.path(), dir.totals().bytes));
+///         }
+///     }
+/// }
+///
+/// let tree = tempfile::tempdir()?;
+/// std::fs::create_dir(tree.path().join("sub"))?;
+/// std::fs::write(tree.path().join("sub/f"), b"12345")?;
+/// let lines = Arc::new(Depth1::default());
+/// let walk = WalkBuilder::new().build();
+/// let summary = walk.run_dirs(tree.path(), &Ignore, lines.clone());
+/// let lines = lines.0.lock().unwrap();
+/// assert_eq!(lines.len(), 2);
+/// assert_eq!(lines[1].0, tree.path());
+/// assert_eq!(lines[1].1, summary.totals.bytes);
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub trait DirVisitor: Send + Sync {
+    /// A directory whose subtree is fully counted.
+    fn dir(&self, dir: &DirTotals<'_>);
+
+    /// Whether to build the tree of every entry in ncdu's export format
+    /// (then [`DirTotals::write_ncdu`] works on the root). Memory grows
+    /// with the tree.
+    fn ncdu(&self) -> bool {
+        false
+    }
+}
+
+/// One directory and the totals of its whole subtree, as a
+/// [`DirVisitor`] sees it.
+///
+/// # Example
+///
+/// ```
+/// use traverse::{DirTotals, DirVisitor};
+/// struct Print;
+/// impl DirVisitor for Print {
+///     fn dir(&self, dir: &DirTotals<'_>) {
+///         println!("{}\t{}", dir.totals().bytes, dir.path().display());
+///     }
+/// }
+/// ```
+pub struct DirTotals<'a> {
+    node: &'a DirNode,
+    totals: &'a Totals,
+    tree: Option<&'a NcduDir>,
+}
+
+impl DirTotals<'_> {
+    /// The directory's path: the root's path and the names below it (built
+    /// on each call, from the chain of parents).
+    pub fn path(&self) -> PathBuf {
+        self.node.path()
+    }
+
+    /// Levels below the root (the root is 0).
+    pub fn depth(&self) -> usize {
+        self.node.depth()
+    }
+
+    /// The totals of the directory and everything below it.
+    pub fn totals(&self) -> &Totals {
+        self.totals
+    }
+
+    /// Writes the directory's tree in ncdu's JSON export format (the
+    /// directory's array, without the file header), when the
+    /// [`DirVisitor`] asked for it ([`DirVisitor::ncdu`]) and this is the
+    /// root; otherwise returns `Ok(false)` and writes nothing.
+    pub fn write_ncdu(&self, w: &mut dyn Write) -> io::Result<bool> {
+        match self.tree {
+            Some(tree) => tree.write(w).map(|()| true),
+            None => Ok(false),
+        }
+    }
+}
+
+/// A directory's share of a breakdown, kept in its [`DirNode`].
+#[derive(Debug)]
+pub(crate) struct Tally {
+    sums: Mutex<Totals>,
+    /// Parts not done yet (see the module's documentation).
+    left: AtomicUsize,
+    /// With an ncdu export: the directory's own fields and what is below.
+    tree: Option<Mutex<NcduDir>>,
+}
+
+impl Tally {
+    /// The tally of a directory not read yet (its reading is the one part
+    /// left), its own stat `own` counted.
+    pub fn new(own: Option<&Stat>, name: &[u8], ncdu: bool) -> Tally {
+        let mut sums = Totals::default();
+        let mut tree = ncdu.then(NcduDir::default);
+        if let Some(tree) = &mut tree {
+            // The name alone until a stat tells more (a subdirectory is
+            // stat'ed once open; if that fails, the name is all there is).
+            tree.info.extend_from_slice(b"\"name\":");
+            json_str(&mut tree.info, name);
+        }
+        if let Some(st) = own {
+            sums.add_stat(st);
+            if let Some(tree) = &mut tree {
+                tree.set_info(name, st);
+            }
+        }
+        Tally {
+            sums: Mutex::new(sums),
+            left: AtomicUsize::new(1),
+            tree: tree.map(Mutex::new),
+        }
+    }
+
+    /// Whether an ncdu tree is built.
+    pub fn ncdu(&self) -> bool {
+        self.tree.is_some()
+    }
+
+    /// One more part to wait for (a subdirectory, a held name).
+    pub fn hold(&self) {
+        self.left.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Adds what a worker counted here.
+    pub fn add(&self, here: &Totals) {
+        *lock(&self.sums) += *here;
+    }
+
+    /// With an ncdu export: the directory's tree, to add to.
+    pub fn tree(&self) -> Option<MutexGuard<'_, NcduDir>> {
+        self.tree.as_ref().map(lock)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A poisoned lock only means another worker panicked; the walk is
+    // reported as failed then, and the sums stay consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The names met of one hard-linked inode, while the walk runs.
+struct LinkNames {
+    /// Size and blocks, from the stat of one of its names (a further name
+    /// counted from `d_ino` may come first: see [`Breakdown::link_known`]).
+    sizes: Option<(u64, u64)>,
+    /// The path that sorts first, and its directory.
+    first: (Vec<u8>, Arc<DirNode>),
+    /// The directory of each name (each holds back one part of it).
+    holders: Vec<Arc<DirNode>>,
+}
+
+/// The breakdown of one root's walk: where finished directories go, and
+/// the hard-linked inodes waiting for their attribution.
+pub(crate) struct Breakdown {
+    visitor: Arc<dyn DirVisitor>,
+    pub ncdu: bool,
+    /// Split in locks by inode, as [`crate::links`]: every name of a tree
+    /// of hard links comes here.
+    links: Box<[Mutex<FxHashMap<InodeKey, LinkNames>>]>,
+}
+
+impl std::fmt::Debug for Breakdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Breakdown")
+            .field("ncdu", &self.ncdu)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Breakdown {
+    pub fn new(visitor: Arc<dyn DirVisitor>) -> Breakdown {
+        Breakdown {
+            ncdu: visitor.ncdu(),
+            visitor,
+            links: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// A name `path` of the hard-linked inode `st`, in `dir` (whose
+    /// reading is not done): `dir` waits until the inode is settled.
+    pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat) {
+        self.name((st.dev, st.ino), Some((st.size, st.blocks)), dir, path);
+    }
+
+    /// A further name `path` of the hard-linked inode `key`, counted from
+    /// its `d_ino` without a stat: the inode's stat under another name
+    /// gives its sizes (in the registry already, or soon: another worker
+    /// may still be on its way from the stat to [`link`](Self::link)).
+    pub fn link_known(&self, dir: &Arc<DirNode>, path: &[u8], key: InodeKey) {
+        self.name(key, None, dir, path);
+    }
+
+    fn name(&self, key: InodeKey, sizes: Option<(u64, u64)>, dir: &Arc<DirNode>, path: &[u8]) {
+        let tally = dir.tally().expect("a breakdown tallies every directory");
+        tally.hold();
+        let mut links = lock(&self.links[shard_of(&key)]);
+        let names = links.entry(key).or_insert_with(|| LinkNames {
+            sizes,
+            first: (path.to_owned(), Arc::clone(dir)),
+            holders: Vec::new(),
+        });
+        names.sizes = names.sizes.or(sizes);
+        names.holders.push(Arc::clone(dir));
+        if path < names.first.0.as_slice() {
+            names.first = (path.to_owned(), Arc::clone(dir));
+        }
+    }
+
+    /// One part of `dir` is done; when it was the last, hands `dir` to the
+    /// visitor and counts it done in its parent, and so on up.
+    pub fn done(&self, dir: &DirNode) {
+        let mut cur = dir;
+        loop {
+            let tally = cur.tally().expect("a breakdown tallies every directory");
+            if tally.left.fetch_sub(1, Ordering::AcqRel) != 1 {
+                return;
+            }
+            let totals = std::mem::take(&mut *lock(&tally.sums));
+            let tree = tally.tree().map(|mut t| {
+                // Kept until the walk ends: without the room grown for more.
+                t.entries.shrink_to_fit();
+                t.dirs.shrink_to_fit();
+                std::mem::take(&mut *t)
+            });
+            self.visitor.dir(&DirTotals {
+                node: cur,
+                totals: &totals,
+                tree: tree.as_ref().filter(|_| cur.parent().is_none()),
+            });
+            let Some(parent) = cur.parent() else {
+                return;
+            };
+            let ptally = parent.tally().expect("a breakdown tallies every directory");
+            ptally.add(&totals);
+            if let (Some(mut ptree), Some(tree)) = (ptally.tree(), tree) {
+                ptree.dirs.push(tree);
+            }
+            cur = parent;
+        }
+    }
+
+    /// Settles the hard-linked inodes at the end of the walk: each not in
+    /// `seen` (counted under an earlier root) is counted in the directory
+    /// of its first path; then the directories holding names go on.
+    pub fn settle(&self, seen: &HashSet<InodeKey>) {
+        let links = self
+            .links
+            .iter()
+            .flat_map(|shard| std::mem::take(&mut *lock(shard)));
+        let mut holders = Vec::new();
+        for (key, names) in links {
+            // No sizes: no name of it was counted with its stat (one on
+            // another filesystem, under -x), nor in the totals.
+            if let Some((size, blocks)) = names.sizes.filter(|_| !seen.contains(&key)) {
+                let mut sizes = Totals::default();
+                sizes.add_sizes(size, blocks);
+                let dir = &names.first.1;
+                dir.tally()
+                    .expect("a breakdown tallies every directory")
+                    .add(&sizes);
+            }
+            holders.extend(names.holders);
+        }
+        for dir in holders {
+            self.done(&dir);
+        }
+    }
+}
+
+/// A directory in ncdu's export format: `[{its fields}, {entry}...,
+/// [subdirectory]...]`, built as the walk goes (entries as JSON text,
+/// subdirectories as they finish).
+#[derive(Debug, Default)]
+pub(crate) struct NcduDir {
+    info: Vec<u8>,
+    /// Whether reading it failed, whole or in part.
+    read_error: bool,
+    /// `,{entry}` for each entry that is not a subdirectory read.
+    entries: Vec<u8>,
+    dirs: Vec<NcduDir>,
+}
+
+impl NcduDir {
+    /// The directory's own fields, from its stat (with its device, which
+    /// ncdu needs to tell hard links on different filesystems apart).
+    pub fn set_info(&mut self, name: &[u8], st: &Stat) {
+        self.info.clear();
+        ncdu_fields(&mut self.info, name, st, true);
+    }
+
+    /// Marks that the directory could not be read (whole or in part).
+    pub fn read_error(&mut self) {
+        self.read_error = true;
+    }
+
+    /// Appends entries written by [`ncdu_entry`].
+    pub fn add_entries(&mut self, json: &[u8]) {
+        self.entries.extend_from_slice(json);
+    }
+
+    /// Writes the tree, one directory after another from an explicit
+    /// stack (a tree thousands of levels deep would overflow the call
+    /// stack).
+    fn write(&self, w: &mut dyn Write) -> io::Result<()> {
+        let mut stack: Vec<(&NcduDir, usize)> = vec![(self, 0)];
+        while let Some((dir, next)) = stack.pop() {
+            if next == 0 {
+                w.write_all(b"[{")?;
+                w.write_all(&dir.info)?;
+                if dir.read_error {
+                    w.write_all(b",\"read_error\":true")?;
+                }
+                w.write_all(b"}")?;
+                w.write_all(&dir.entries)?;
+            }
+            match dir.dirs.get(next) {
+                Some(sub) => {
+                    w.write_all(b",\n")?;
+                    stack.push((dir, next + 1));
+                    stack.push((sub, 0));
+                }
+                None => w.write_all(b"]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `,{fields}` of an entry that is not a directory read (a file,
+/// a symlink, a directory on another filesystem when `other_fs`).
+pub(crate) fn ncdu_entry(out: &mut Vec<u8>, name: &[u8], st: &Stat, other_fs: bool) {
+    out.extend_from_slice(b",{");
+    ncdu_fields(out, name, st, false);
+    if other_fs {
+        out.extend_from_slice(b",\"excluded\":\"otherfs\"");
+    } else if st.mode & libc::S_IFMT != libc::S_IFREG && !st.is_dir() {
+        out.extend_from_slice(b",\"notreg\":true");
+    }
+    if st.is_hard_linked() {
+        use std::io::Write as _;
+        let _ = write!(out, ",\"hlnkc\":true,\"nlink\":{}", st.nlink);
+    }
+    out.push(b'}');
+}
+
+/// `"name":...,"asize":...,"dsize":...,"ino":...` (and `"dev"`).
+fn ncdu_fields(out: &mut Vec<u8>, name: &[u8], st: &Stat, with_dev: bool) {
+    use std::io::Write as _;
+    out.extend_from_slice(b"\"name\":");
+    json_str(out, name);
+    let dsize = u128::from(st.blocks) * 512;
+    let _ = write!(
+        out,
+        ",\"asize\":{},\"dsize\":{},\"ino\":{}",
+        st.size, dsize, st.ino
+    );
+    if with_dev {
+        let _ = write!(out, ",\"dev\":{}", st.dev);
+    }
+}
+
+/// Appends `bytes` as a JSON string, quotes included, the way ncdu writes
+/// names: `"`, `\` and control characters escaped, every other byte as
+/// is (names need not be UTF-8; ncdu and gdu read the bytes back).
+fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    use std::io::Write as _;
+    out.push(b'"');
+    for &b in bytes {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b if b < 0x20 || b == 0x7f => {
+                let _ = write!(out, "\\u{b:04x}");
+            }
+            b => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_escaped_as_ncdu_reads_them() {
+        let mut out = Vec::new();
+        json_str(&mut out, b"a\"b\\c\n\xff");
+        assert_eq!(out, b"\"a\\\"b\\\\c\\u000a\xff\"");
+    }
+}

@@ -1,0 +1,675 @@
+//! Per-directory output (`-d N`, `--top N`, `-h`, `--exclude`,
+//! `--export`) against du, ncdu and gdu, with every engine.
+
+mod testenv;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use testenv::*;
+
+/// Runs a program, its exit status and output as text.
+fn run(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let out: Output = cmd.output().expect("run");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("UTF-8 output"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `du ARGS PATH`'s lines, sorted; checks it succeeded.
+fn du_lines(path: &Path, args: &[&str]) -> Vec<String> {
+    let (code, out, err) = run(Command::new("du").args(args).arg(path));
+    assert_eq!(code, Some(0), "du {args:?}: {err}");
+    sorted(&out)
+}
+
+/// `traverse ARGS PATH`'s lines, sorted; checks it succeeded.
+fn traverse_lines(path: &Path, args: &[&str]) -> Vec<String> {
+    let (code, out, err) = run(Command::new(bin()).args(args).arg(path));
+    assert_eq!(code, Some(0), "traverse {args:?}: {err}");
+    sorted(&out)
+}
+
+fn sorted(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// A small tree with what du counts in its own ways: hard links inside one
+/// directory, symlinks, empty directories, a FIFO, nested levels.
+fn small_tree(env: &TestEnv) -> std::path::PathBuf {
+    let t = env.mkdir("t");
+    env.file("t/a/one", 5000);
+    env.file("t/a/b/two", 123);
+    env.file("t/a/b/c/three", 70_000);
+    fs::hard_link(t.join("a/one"), t.join("a/one-again")).unwrap();
+    fs::hard_link(t.join("a/b/c/three"), t.join("a/b/c/three-again")).unwrap();
+    symlink("../a", t.join("a/b/up")).unwrap();
+    symlink("nowhere-at-all", t.join("dangling")).unwrap();
+    env.mkdir("t/empty");
+    env.mkdir("t/deep/er/est");
+    env.file("t/deep/er/f", 4097);
+    env.file("t/top", 1);
+    let fifo =
+        std::ffi::CString::new(t.join("a/fifo").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    t
+}
+
+/// A larger tree: 60 directories on three levels with files of varied
+/// sizes, and one directory wide enough for the parallel engines to share
+/// its entries out in chunks.
+fn large_tree(env: &TestEnv) -> std::path::PathBuf {
+    let t = env.mkdir("big");
+    let mut n = 0usize;
+    for i in 0..4 {
+        for j in 0..5 {
+            for k in 0..3 {
+                let dir = t.join(format!("d{i}/e{j}/f{k}"));
+                fs::create_dir_all(&dir).unwrap();
+                for f in 0..(i * 7 + j * 3 + k) {
+                    n += 1;
+                    fs::write(dir.join(format!("x{f}")), vec![b'x'; (n * 37) % 9000]).unwrap();
+                }
+            }
+        }
+    }
+    let wide = t.join("d1/wide");
+    fs::create_dir_all(&wide).unwrap();
+    for f in 0..10_000 {
+        fs::write(wide.join(format!("w{f}")), vec![b'w'; f % 300]).unwrap();
+    }
+    t
+}
+
+/// `-d 1` and `-d 2` equal `du -b -d N` (apparent sizes) and `du -B1 -d N`
+/// (disk usage) line for line, with every engine.
+fn check_depths(path: &Path) {
+    for depth in ["1", "2"] {
+        let bytes = du_lines(path, &["-b", "-d", depth]);
+        let disk = du_lines(path, &["-B1", "-d", depth]);
+        assert!(bytes.len() > 2, "{bytes:?}");
+        for engine in ENGINES {
+            let args = ["--engine", engine, "-d", depth];
+            assert_eq!(traverse_lines(path, &args), bytes, "{engine} -d {depth}");
+            let args = ["--engine", engine, "-d", depth, "--disk-usage"];
+            assert_eq!(
+                traverse_lines(path, &args),
+                disk,
+                "{engine} -d {depth} disk"
+            );
+        }
+    }
+}
+
+#[test]
+fn depths_match_du_on_a_small_tree() {
+    let env = TestEnv::new();
+    check_depths(&small_tree(&env));
+}
+
+#[test]
+fn depths_match_du_on_a_large_tree() {
+    let env = TestEnv::in_memory();
+    check_depths(&large_tree(&env));
+}
+
+#[test]
+fn lines_come_in_du_order_children_first_siblings_by_name() {
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    for engine in ENGINES {
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--engine", engine, "-d", "2"])
+            .arg(&t));
+        assert_eq!(code, Some(0), "{err}");
+        let paths: Vec<&str> = out.lines().map(|l| l.split('\t').nth(1).unwrap()).collect();
+        let root = t.to_str().unwrap();
+        let want: Vec<String> = ["a/b", "a", "deep/er", "deep", "empty", ""]
+            .iter()
+            .map(|rel| {
+                if rel.is_empty() {
+                    root.to_owned()
+                } else {
+                    format!("{root}/{rel}")
+                }
+            })
+            .collect();
+        assert_eq!(paths, want, "{engine}");
+    }
+}
+
+#[test]
+fn depth_zero_is_the_plain_output() {
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    let plain = run(Command::new(bin()).arg(&t));
+    assert_eq!(run(Command::new(bin()).args(["-d", "0"]).arg(&t)), plain);
+    let plain = run(Command::new(bin()).arg("--json").arg(&t));
+    assert_eq!(
+        run(Command::new(bin()).args(["--json", "-d", "0"]).arg(&t)),
+        plain
+    );
+}
+
+#[test]
+fn json_lines_have_the_keys_of_the_totals_and_the_depth() {
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    let du_bytes = du_lines(&t, &["-b", "-d", "1"]);
+    for engine in ENGINES {
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--engine", engine, "--json", "-d", "1"])
+            .arg(&t));
+        assert_eq!(code, Some(0), "{err}");
+        let mut from_json = Vec::new();
+        for line in out.lines() {
+            let (depth_part, rest) = line.rsplit_once(",\"depth\":").expect("a depth key");
+            let depth: usize = rest.trim_end_matches('}').parse().unwrap();
+            let (path, totals) = parse_json(&format!("{depth_part}}}"));
+            let path = path.trim_matches('"');
+            assert_eq!(depth, usize::from(path != t.to_str().unwrap()), "{line}");
+            from_json.push(format!("{}\t{path}", totals.bytes));
+        }
+        from_json.sort();
+        assert_eq!(from_json, du_bytes, "{engine}");
+        // The root's object counts as the plain totals do.
+        let plain = totals(&t, engine, &[]);
+        let root_line = out.lines().last().unwrap();
+        let (_, root) = parse_json(&format!("{}}}", root_line.rsplit_once(',').unwrap().0));
+        assert_eq!(root, plain, "{engine}");
+    }
+}
+
+/// Sizes that du prints with -h in several units and roundings.
+#[test]
+fn human_sizes_match_du_h() {
+    let env = TestEnv::new();
+    let t = env.mkdir("h");
+    let sizes = [
+        0,
+        1,
+        1000,
+        1023,
+        1024,
+        1025,
+        10_239,
+        10_241,
+        1 << 20,
+        3_500_000,
+    ];
+    for (i, size) in sizes.iter().enumerate() {
+        env.file(&format!("h/d{i}/f"), *size);
+    }
+    let apparent = du_lines(&t, &["-h", "--apparent-size", "-d", "1"]);
+    let disk = du_lines(&t, &["-h", "-d", "1"]);
+    for engine in ENGINES {
+        let args = ["--engine", engine, "-h", "-d", "1"];
+        assert_eq!(traverse_lines(&t, &args), apparent, "{engine}");
+        let args = ["--engine", engine, "-h", "--disk-usage", "-d", "1"];
+        assert_eq!(traverse_lines(&t, &args), disk, "{engine}");
+    }
+}
+
+#[test]
+fn top_matches_the_largest_of_du() {
+    let env = TestEnv::in_memory();
+    let t = large_tree(&env);
+    for (du_size, ours) in [("-b", None), ("-B1", Some("--disk-usage"))] {
+        // Every directory with its subtree size, largest first; ties by
+        // path, as traverse breaks them.
+        let mut all: Vec<(u128, String)> = du_lines(&t, &[du_size])
+            .iter()
+            .map(|l| {
+                let (size, path) = l.split_once('\t').unwrap();
+                (size.parse().unwrap(), path.to_owned())
+            })
+            .collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let want: Vec<String> = all
+            .iter()
+            .take(7)
+            .map(|(s, p)| format!("{s}\t{p}"))
+            .collect();
+        for engine in ENGINES {
+            let mut args = vec!["--engine", engine, "--top", "7"];
+            args.extend(ours);
+            let (code, out, err) = run(Command::new(bin()).args(&args).arg(&t));
+            assert_eq!(code, Some(0), "{err}");
+            let got: Vec<&str> = out.lines().collect();
+            assert_eq!(got, want, "{engine} {ours:?}");
+        }
+    }
+}
+
+#[test]
+fn exclude_matches_du_exclude() {
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    env.file("t/a/x.o", 999);
+    env.file("t/deep/y.o", 12345);
+    env.file("t/skip/inside", 777);
+    env.file("t/a/skip/more", 555);
+    let du_args = [
+        "-b",
+        "-d",
+        "2",
+        "--exclude=*.o",
+        "--exclude=skip",
+        "--exclude=t?o",
+    ];
+    let want = du_lines(&t, &du_args);
+    for engine in ENGINES {
+        let args = [
+            "--engine",
+            engine,
+            "-d",
+            "2",
+            "--exclude",
+            "*.o",
+            "--exclude",
+            "skip",
+            "--exclude",
+            "t?o",
+        ];
+        assert_eq!(traverse_lines(&t, &args), want, "{engine}");
+    }
+    // The plain totals leave the same entries out.
+    let excluded = totals(&t, "auto", &["--exclude", "*.o", "--exclude", "skip"]);
+    let all = totals(&t, "auto", &[]);
+    assert_eq!(all.files - excluded.files, 4);
+    assert_eq!(all.dirs - excluded.dirs, 2);
+    let (code, _, err) = run(Command::new(bin()).args(["--exclude", "[z"]).arg(&t));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("invalid pattern \"[z\""), "{err}");
+}
+
+/// An inode with names in three directories counts in the directory of
+/// its first path, bytewise, with every engine and on every run; the
+/// total counts it once, as du does.
+#[test]
+fn hard_links_across_directories_count_in_the_first_path() {
+    let env = TestEnv::new();
+    let t = env.mkdir("l");
+    env.file("l/m/one", 40_000);
+    env.mkdir("l/b");
+    env.mkdir("l/z");
+    fs::hard_link(t.join("m/one"), t.join("z/again")).unwrap();
+    fs::hard_link(t.join("m/one"), t.join("b/third")).unwrap();
+    let dir = fs::metadata(t.join("b")).unwrap().len();
+    let root_bytes = u128::from(du(&t, &["-sb"]));
+    let want = sorted(&format!(
+        "{}\t{t}/b\n{dir}\t{t}/m\n{dir}\t{t}/z\n{root_bytes}\t{t}\n",
+        dir + 40_000,
+        t = t.display()
+    ));
+    for engine in ENGINES {
+        for _ in 0..3 {
+            assert_eq!(
+                traverse_lines(&t, &["--engine", engine, "-d", "1"]),
+                want,
+                "{engine}"
+            );
+        }
+        assert_eq!(totals(&t, engine, &[]).bytes, root_bytes, "{engine}");
+    }
+    // With --count-links every name counts, as du -l.
+    let want = du_lines(&t, &["-b", "-l", "-d", "1"]);
+    for engine in ENGINES {
+        let args = ["--engine", engine, "--count-links", "-d", "1"];
+        assert_eq!(traverse_lines(&t, &args), want, "{engine}");
+    }
+}
+
+#[test]
+fn unreadable_directory_is_reported_and_the_lines_go_on() {
+    let env = TestEnv::new();
+    env.open_to_all();
+    let t = env.mkdir("t");
+    env.file("t/ok/file", 100);
+    env.file("t/secret/hidden", 5000);
+    env.file("t/z/after", 7);
+    for dir in ["t", "t/ok", "t/z"] {
+        fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o000)).unwrap();
+    let exe = env.root().join("traverse");
+    fs::copy(bin(), &exe).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let (du_code, du_out, _) = run(as_unprivileged(
+        Command::new("du").args(["-b", "-d", "1"]).arg(&t),
+    ));
+    assert_eq!(du_code, Some(1), "du fails too, so the test is real");
+    for engine in ENGINES {
+        let (code, out, err) = run(as_unprivileged(
+            Command::new(&exe)
+                .args(["--engine", engine, "-d", "1"])
+                .arg(&t),
+        ));
+        assert_eq!(code, Some(1), "{engine}: {err}");
+        assert!(
+            err.contains("/t/secret") && err.contains("Permission denied"),
+            "{engine}: {err}"
+        );
+        assert_eq!(sorted(&out), sorted(&du_out), "{engine}");
+    }
+    fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Whether `program` runs here; the test VM has neither ncdu, gdu nor
+/// tmux (`.ci/run` installs them on the host).
+fn installed(program: &str) -> bool {
+    let found = Command::new(program).arg("--version").output().is_ok();
+    if !found {
+        println!("skipped: {program} is not installed here (the test VM has none)");
+    }
+    found
+}
+
+/// ncdu's size format: one decimal and a binary unit ("108.0 KiB").
+fn ncdu_size(n: u64) -> String {
+    let n = n as f32;
+    let (value, unit) = if n < 1000.0 {
+        (n, "  B")
+    } else if n < 1023e3 {
+        (n / 1024.0, "KiB")
+    } else if n < 1023e6 {
+        (n / 1048576.0, "MiB")
+    } else {
+        (n / 1073741824.0, "GiB")
+    };
+    format!("{value:5.1} {unit}")
+}
+
+/// The export of a tree with hard links, symlinks, a FIFO and a wide
+/// directory.
+fn exported(env: &TestEnv, t: &Path, engine: &str) -> std::path::PathBuf {
+    let file = env.root().join(format!("export-{engine}.json"));
+    let (code, out, err) = run(Command::new(bin())
+        .args(["--engine", engine, "--export"])
+        .arg(&file)
+        .arg(t));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("files"), "the totals are printed: {out}");
+    file
+}
+
+#[test]
+fn export_loads_in_ncdu_with_du_s_totals() {
+    if !installed("ncdu") || !installed("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    for engine in ENGINES {
+        let file = exported(&env, &t, engine);
+        let want = format!(
+            "Total disk usage: {}  Apparent size: {}",
+            ncdu_size(du(&t, &["-sB1"])),
+            ncdu_size(du(&t, &["-sb"]))
+        );
+        let session = format!("traverse-test-{}-{engine}", std::process::id());
+        // A server of its own (-L): tests in parallel, and a server
+        // exiting with its last session, cannot get in the way.
+        let tmux = |args: &[&OsStr]| run(Command::new("tmux").args(["-L", &session]).args(args));
+        let (code, _, err) = tmux(&[
+            "new-session".as_ref(),
+            "-d".as_ref(),
+            "-s".as_ref(),
+            session.as_ref(),
+            "-x".as_ref(),
+            "160".as_ref(),
+            "-y".as_ref(),
+            "40".as_ref(),
+            "ncdu".as_ref(),
+            "-f".as_ref(),
+            file.as_os_str(),
+        ]);
+        assert_eq!(code, Some(0), "tmux: {err}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut screen = String::new();
+        while Instant::now() < deadline {
+            screen = tmux(&[
+                "capture-pane".as_ref(),
+                "-p".as_ref(),
+                "-t".as_ref(),
+                session.as_ref(),
+            ])
+            .1;
+            if screen.contains("Total disk usage") {
+                break;
+            }
+            sleep(Duration::from_millis(100));
+        }
+        tmux(&[
+            "send-keys".as_ref(),
+            "-t".as_ref(),
+            session.as_ref(),
+            "q".as_ref(),
+        ]);
+        tmux(&["kill-server".as_ref()]);
+        assert!(
+            screen.contains(&want),
+            "{engine}: want {want:?} on\n{screen}"
+        );
+        for name in ["a", "deep", "empty", "dangling", "top"] {
+            assert!(
+                screen
+                    .lines()
+                    .any(|l| l.trim_end().ends_with(&format!("/{name}"))
+                        || l.trim_end().ends_with(&format!(" {name}"))),
+                "{engine}: {name} on\n{screen}"
+            );
+        }
+    }
+}
+
+#[test]
+fn export_loads_in_gdu_with_du_s_totals() {
+    if !installed("gdu") {
+        return;
+    }
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    for engine in ENGINES {
+        let file = exported(&env, &t, engine);
+        for (gdu_flag, du_flag) in [(None, "-sB1"), (Some("-a"), "-sb")] {
+            let mut cmd = Command::new("gdu");
+            cmd.args(["-n", "-p", "-s", "--no-prefix"])
+                .args(gdu_flag)
+                .arg("-f")
+                .arg(&file);
+            let (code, out, err) = run(&mut cmd);
+            assert_eq!(code, Some(0), "gdu: {err}");
+            let total: u64 = out.split_whitespace().next().unwrap().parse().unwrap();
+            assert_eq!(total, du(&t, &[du_flag]), "{engine} {gdu_flag:?}: {out}");
+        }
+    }
+}
+
+#[test]
+fn export_to_stdout_is_the_only_output() {
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    let (code, out, err) = run(Command::new(bin()).args(["--export", "-"]).arg(&t));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("[1,2,{\"progname\":\"traverse\""), "{out}");
+    assert!(out.ends_with("]\n"), "{out}");
+    // Every name below the root is in it, once.
+    let out_find = run(Command::new("find")
+        .arg(&t)
+        .args(["-mindepth", "1", "-printf", "%f\n"]))
+    .1;
+    for name in out_find.lines() {
+        let key = format!("\"name\":\"{name}\"");
+        assert!(out.contains(&key), "{key} in {out}");
+    }
+    let (code, _, err) = run(Command::new(bin()).args(["--export", "-"]).arg(&t).arg(&t));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("one PATH"), "{err}");
+}
+
+/// On a terminal, the progress line shows while a breakdown walks (a slow
+/// FUSE mount keeps it walking past the first second), and the lines come
+/// after it.
+#[test]
+fn progress_line_shows_on_a_terminal() {
+    if !installed("tmux") {
+        return;
+    }
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let env = TestEnv::new();
+    let src = env.mkdir("src");
+    for d in 0..20 {
+        for f in 0..20 {
+            env.file(&format!("src/d{d}/f{f}"), f);
+        }
+    }
+    let mnt = env.mkdir("mnt");
+    let options = testfs::Options::new().delay(Duration::from_millis(3));
+    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let session = format!("traverse-progress-{}", std::process::id());
+    let script = format!(
+        "{} -j 1 -d 1 {} ; sleep 30",
+        bin().display(),
+        mount.mountpoint().display()
+    );
+    let tmux = |args: &[&str]| run(Command::new("tmux").args(["-L", &session]).args(args));
+    let (code, _, err) = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "160",
+        "-y",
+        "40",
+        &script,
+    ]);
+    assert_eq!(code, Some(0), "tmux: {err}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut progress, mut lines) = (false, false);
+    while Instant::now() < deadline && !lines {
+        let screen = tmux(&["capture-pane", "-p", "-t", &session]).1;
+        progress |= screen.contains(" entries, ") && screen.contains(" bytes...");
+        lines = screen.contains(&format!("\t{}\n", mount.mountpoint().display()))
+            || screen
+                .lines()
+                .any(|l| l.ends_with(&format!(" {}", mount.mountpoint().display())));
+        sleep(Duration::from_millis(50));
+    }
+    tmux(&["kill-server"]);
+    assert!(progress, "no progress line seen");
+    assert!(lines, "the lines did not come");
+}
+
+/// The Linux source tree (86 629 files), from the Debian package's tarball
+/// where it is installed (the kernel build installs it); skipped elsewhere.
+#[test]
+fn depths_match_du_on_the_linux_tree() {
+    let tarball = Path::new("/usr/src/linux-source-6.12.tar.xz");
+    if !tarball.exists() {
+        println!("skipped: {} is not installed", tarball.display());
+        return;
+    }
+    let env = TestEnv::new();
+    let (code, _, err) = run(Command::new("tar")
+        .arg("-xf")
+        .arg(tarball)
+        .arg("-C")
+        .arg(env.root()));
+    assert_eq!(code, Some(0), "tar: {err}");
+    check_depths(&env.root().join("linux-source-6.12"));
+}
+
+/// Several PATHs: an inode counted under one is not counted again under a
+/// later one, in the lines as in the totals, as du does.
+#[test]
+fn several_paths_count_a_shared_inode_under_the_first() {
+    let env = TestEnv::new();
+    let a = env.mkdir("a");
+    let b = env.mkdir("b");
+    env.file("a/sub/one", 30_000);
+    env.mkdir("b/sub");
+    fs::hard_link(a.join("sub/one"), b.join("sub/again")).unwrap();
+    let (code, out, err) = run(Command::new("du").args(["-b", "-d", "1"]).arg(&a).arg(&b));
+    assert_eq!(code, Some(0), "{err}");
+    for engine in ENGINES {
+        let (code, got, err) = run(Command::new(bin())
+            .args(["--engine", engine, "-d", "1"])
+            .arg(&a)
+            .arg(&b));
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(sorted(&got), sorted(&out), "{engine}");
+    }
+}
+
+/// Three sparse files of 2^63-1 bytes in a subdirectory: its line and the
+/// root's pass 2^64 and are exact, never wrapped (du overflows there).
+#[test]
+fn directory_sums_past_two_to_the_64_are_exact() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("sparse");
+    let s = env.mkdir("sparse/s");
+    if !sparse_max_files(&s, 3) {
+        return;
+    }
+    let size = |p: &Path| u128::from(fs::metadata(p).unwrap().len());
+    let sub = 3 * u128::from(i64::MAX as u64) + size(&s);
+    assert!(sub > u128::from(u64::MAX));
+    let want = format!(
+        "{sub}\t{}\n{}\t{}\n",
+        s.display(),
+        sub + size(&t),
+        t.display()
+    );
+    for engine in ENGINES {
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--engine", engine, "-d", "1"])
+            .arg(&t));
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(out, want, "{engine}");
+    }
+    // 24 EiB less 3 bytes, plus the directories: rounded up as du -h does.
+    let (_, out, _) = run(Command::new(bin()).args(["-h", "--top", "1"]).arg(&t));
+    assert_eq!(out, format!("25E\t{}\n", t.display()));
+}
+
+/// A tree of hard links (200 inodes, 4 names each over 20 directories):
+/// the `threads` and `uring` engines count a further name from its
+/// `d_ino` without a stat, `std` stats every name; all give the same
+/// lines, on every run, and the root's equals `du -sb`.
+#[test]
+fn many_hard_links_give_the_same_lines_with_or_without_a_stat_per_name() {
+    let env = TestEnv::in_memory();
+    let t = env.mkdir("links");
+    for i in 0..200 {
+        let first = env.file(&format!("links/d{}/f{i}", i % 20), 100 + i);
+        for k in 1..4 {
+            let dir = t.join(format!("d{}", (i * 7 + k * 3) % 20));
+            fs::create_dir_all(&dir).unwrap();
+            fs::hard_link(&first, dir.join(format!("f{i}-{k}"))).unwrap();
+        }
+    }
+    let reference = traverse_lines(&t, &["--engine", "std", "-d", "1"]);
+    let root = format!("{}\t{}", du(&t, &["-sb"]), t.display());
+    assert!(reference.contains(&root), "{reference:?}");
+    for engine in ENGINES {
+        for _ in 0..3 {
+            let args = ["--engine", engine, "-d", "1"];
+            assert_eq!(traverse_lines(&t, &args), reference, "{engine}");
+        }
+    }
+}
