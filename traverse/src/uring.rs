@@ -10,8 +10,9 @@
 //! batches (one `io_uring_enter` carries every statx queued since the
 //! last) and reaped in batches (the worker sleeps until a quarter of what
 //! is in flight has completed). Directories are read with the kernel's
-//! `IORING_OP_GETDENTS` where it has it (chained by `d_off`), else with
-//! `getdents64` on the worker itself.
+//! `IORING_OP_GETDENTS` where it has it (chained by `d_off`, up to the
+//! read whose completion says the directory ended, or that returns 0 on a
+//! kernel that does not say), else with `getdents64` on the worker itself.
 //!
 //! The kernel runs every STATX (and GETDENTS) in an io-wq worker of the
 //! submitting thread. The first ring a thread creates sizes its bounded
