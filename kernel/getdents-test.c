@@ -7,7 +7,8 @@
  * Covers: reads chained by d_off and at off = -1 against getdents64(2),
  * f_pos after a read, reads linked with IOSQE_IO_LINK, -EINVAL for every
  * reserved SQE byte and for offsets ->llseek refuses, -ENOTDIR, -EFAULT,
- * a directory changed between reads, and which requests complete inline
+ * IORING_CQE_F_DIR_EOF on exactly the last read, a directory changed
+ * between reads, and which requests complete inline
  * rather than in io-wq (no io-wq worker is ever created for them).
  *
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
@@ -42,6 +43,9 @@
 /* Debian 12's headers predate the patch: the number on its 6.12 base. */
 #define OP_GETDENTS	58
 #define OP_STATX	21
+#ifndef IORING_CQE_F_DIR_EOF
+#define IORING_CQE_F_DIR_EOF	(1U << 2)
+#endif
 
 #define MAX_ENTRIES	1024
 #define NAME_LEN	256
@@ -177,8 +181,8 @@ static int wait_cqe(struct ring *r, struct io_uring_cqe *out)
 	return 0;
 }
 
-/* Submits the queued SQE and returns its result. */
-static int submit_one(struct ring *r)
+/* Submits the queued SQE and returns its result; its flags to *flags. */
+static int submit_one_flags(struct ring *r, unsigned int *flags)
 {
 	struct io_uring_cqe cqe;
 	int ret = ring_enter(r, 1, 1);
@@ -191,7 +195,16 @@ static int submit_one(struct ring *r)
 		fail("waiting for a completion failed");
 		return INT32_MIN;
 	}
+	*flags = cqe.flags;
 	return cqe.res;
+}
+
+/* Submits the queued SQE and returns its result. */
+static int submit_one(struct ring *r)
+{
+	unsigned int flags;
+
+	return submit_one_flags(r, &flags);
 }
 
 static int getdents_once(struct ring *r, int fd, void *buf, unsigned int len,
@@ -326,6 +339,104 @@ static int test_chained_by_d_off(void)
 			return 1;
 	}
 	close(dfd);
+	return 0;
+}
+
+/* The size of a record in the buffer, as the kernel lays it out. */
+static int reclen(const struct record *rec)
+{
+	int len = offsetof(struct dirent64, d_name) + strlen(rec->name) + 1;
+
+	return (len + 7) & ~7;
+}
+
+/*
+ * Lists dfd by reads of len bytes chained by d_off until one returns 0;
+ * fails unless the records are want's and IORING_CQE_F_DIR_EOF is set on
+ * the read whose records end the listing, on the read of 0 bytes after
+ * it, and on no other. The number of reads with records goes to *reads.
+ */
+static int eof_on_last_read(int dfd, const struct listing *want,
+			    unsigned int len, int *reads)
+{
+	static struct listing got;
+	static char buf[1 << 16];
+	unsigned int flags;
+	int64_t off = 0;
+	int res, eof;
+
+	got.n = 0;
+	*reads = 0;
+	if (len > sizeof(buf))
+		return fail("buffer of %u bytes is too large for the test", len);
+	for (;;) {
+		prep_getdents(get_sqe(&ring), dfd, buf, len, off, 1);
+		res = submit_one_flags(&ring, &flags);
+		if (res < 0)
+			return fail("GETDENTS from %lld into %u: %d",
+				    (long long)off, len, res);
+		eof = !!(flags & IORING_CQE_F_DIR_EOF);
+		if (res == 0)
+			break;
+		++*reads;
+		if (parse(&got, buf, res))
+			return fail("bad record from GETDENTS");
+		if (eof != (got.n == want->n))
+			return fail("buffer %u, read %d ends at record %d of %d with the flag %s",
+				    len, *reads, got.n, want->n,
+				    eof ? "set" : "not set");
+		off = got.r[got.n - 1].off;
+	}
+	if (!eof)
+		return fail("buffer %u: a read of 0 bytes without the flag", len);
+	return compare(&got, want, "read up to IORING_CQE_F_DIR_EOF");
+}
+
+static int test_dir_eof(void)
+{
+	static struct listing want;
+	static const int sizes[] = { 0, 10, 300 };
+	static const char *names[] = { "eof-small", "eof-10", "eof-300" };
+	int i, j, reads;
+
+	for (i = 0; i < 3; i++) {
+		unsigned int total = 0, last, half = 0, largest = 0;
+		unsigned int lens[4] = { 280, 1000 };
+		int dfd;
+
+		if (make_dir(names[i], sizes[i], &dfd) || reference(dfd, &want))
+			return 1;
+		for (j = 0; j < want.n; j++) {
+			total += reclen(&want.r[j]);
+			if (reclen(&want.r[j]) > (int)largest)
+				largest = reclen(&want.r[j]);
+			if (j < want.n / 2)
+				half += reclen(&want.r[j]);
+		}
+		last = reclen(&want.r[want.n - 1]);
+		/* Room to spare, and a buffer the whole listing fills exactly. */
+		if (eof_on_last_read(dfd, &want, total + 512, &reads))
+			return 1;
+		if (reads != 1)
+			return fail("%s: %d reads with room to spare", names[i], reads);
+		if (eof_on_last_read(dfd, &want, total, &reads))
+			return 1;
+		if (reads != 1)
+			return fail("%s: %d reads into an exact buffer", names[i], reads);
+		/* One record short: the last one comes alone, with the flag. */
+		if (eof_on_last_read(dfd, &want, total - last, &reads))
+			return 1;
+		if (reads != 2)
+			return fail("%s: %d reads one record short", names[i], reads);
+		/* Full reads that end after a record in the middle. */
+		lens[2] = half < largest ? largest : half;
+		lens[3] = 4096;
+		for (j = 0; j < 4; j++) {
+			if (eof_on_last_read(dfd, &want, lens[j], &reads))
+				return 1;
+		}
+		close(dfd);
+	}
 	return 0;
 }
 
@@ -796,6 +907,7 @@ int main(void)
 		int (*fn)(void);
 	} tests[] = {
 		{ "chained_by_d_off", test_chained_by_d_off },
+		{ "dir_eof", test_dir_eof },
 		{ "offset_minus_one", test_offset_minus_one },
 		{ "linked_reads", test_linked_reads },
 		{ "reserved_bytes_einval", test_reserved_bytes_einval },

@@ -14,7 +14,9 @@
 //!    probe ends there lists exactly what that mainline kernel lists, so
 //!    the number is that operation, and it is never submitted either, and
 //! 4. a real GETDENTS on a directory made for the test, read in small chunks
-//!    chained by `d_off`, returns exactly what `getdents64(2)` returns.
+//!    chained by `d_off`, returns exactly what `getdents64(2)` returns, and
+//!    no read after one flagged [`DIR_EOF`](crate::cqe::DIR_EOF) returns
+//!    records.
 //!
 //! The environment variable [`ENV_VAR`] overrides the choice: `off` turns
 //! GETDENTS off, `auto` (or unset) checks [`GetDents::CODE`], a number
@@ -32,6 +34,7 @@ use std::sync::OnceLock;
 
 use io_uring::{types, IoUring, Probe};
 
+use crate::cqe::dir_eof;
 use crate::dirent::DirentIter;
 use crate::opcode::GetDents;
 
@@ -348,6 +351,9 @@ fn self_test(opcode: u8) -> Result<(), Unavailable> {
     let mut small = vec![0u8; 160];
     let mut got: Vec<Record> = Vec::new();
     let mut offset = 0u64;
+    // A read flagged as the end must be followed by nothing: users stop
+    // there (the read of 0 bytes after it still comes, to check that).
+    let mut ended = false;
     for _ in 0..=expected.len() + 1 {
         let sqe = GetDents::new(
             types::Fd(file.as_raw_fd()),
@@ -363,14 +369,14 @@ fn self_test(opcode: u8) -> Result<(), Unavailable> {
         // a private ring).
         unsafe { ring.submission().push(&sqe) }
             .map_err(|_| fail(io::Error::other("submission queue full")))?;
-        let res = loop {
+        let (res, flags) = loop {
             match ring.submit_and_wait(1) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(fail(e)),
             }
             if let Some(cqe) = ring.completion().next() {
-                break cqe.result();
+                break (cqe.result(), cqe.flags());
             }
         };
         if res < 0 {
@@ -386,6 +392,16 @@ fn self_test(opcode: u8) -> Result<(), Unavailable> {
         if n == 0 {
             return compare(opcode, &expected, &got);
         }
+        if ended {
+            return Err(Unavailable::Mismatch {
+                opcode,
+                detail: format!(
+                    "records after a read flagged as the end of the directory, at record {}",
+                    got.len()
+                ),
+            });
+        }
+        ended = dir_eof(flags);
         // n > 0 and a clean parse means at least one record was added.
         collect(&small[..n], &mut got).map_err(fail)?;
         offset = got[got.len() - 1].1;

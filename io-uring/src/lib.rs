@@ -10,6 +10,8 @@
 //!   the kernel writes;
 //! - [`detect`]: whether the running kernel really has the operation,
 //!   checked with a real read, not only the opcode number;
+//! - [`cqe::dir_eof`]: whether a completion says the directory is at its
+//!   end, so that the empty read after it need not be submitted;
 //! - [`syscall::getdents64`]: the plain system call, as reference and
 //!   fallback, with [`syscall::open_dir_at`] and [`syscall::statx`], the
 //!   calls a walk makes beside it.
@@ -72,6 +74,7 @@ pub use io_uring;
 #[cfg(feature = "io-uring-0-7")]
 pub use io_uring_0_7;
 
+pub mod cqe;
 pub mod detect;
 pub mod dirent;
 pub mod opcode;

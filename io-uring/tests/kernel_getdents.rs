@@ -12,6 +12,7 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use io_uring_getdents::cqe;
 use io_uring_getdents::detect::{self, Choice, Support, Unavailable};
 use io_uring_getdents::dirent::{DirentIter, HEADER_LEN, MIN_RECORD_LEN, RECORD_ALIGN};
 use io_uring_getdents::io_uring::{squeue, types, IoUring, Probe};
@@ -119,13 +120,18 @@ fn getdents_once(ring: &mut IoUring, opcode: u8, fd: Target, buf: &mut [u8], off
 }
 
 fn submit_and_reap(ring: &mut IoUring, sqe: squeue::Entry) -> i32 {
+    submit_and_reap_flags(ring, sqe).0
+}
+
+/// [`submit_and_reap`], with the completion's flags.
+fn submit_and_reap_flags(ring: &mut IoUring, sqe: squeue::Entry) -> (i32, u32) {
     // SAFETY: every buffer and descriptor named by `sqe` is borrowed by the
     // caller for the whole call, and we wait here for the completion.
     unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
     ring.submit_and_wait(1).expect("io_uring_enter");
     let cqe = ring.completion().next().expect("a completion");
     assert_eq!(cqe.user_data(), sqe.get_user_data());
-    cqe.result()
+    (cqe.result(), cqe.flags())
 }
 
 /// The records a read from `offset` must return into a buffer of `len`
@@ -266,6 +272,112 @@ fn chunked_reads_from_every_d_off_match_getdents64() {
         parse(&buf[..res as usize]),
         expected_from(&all, 0, buf.len())
     );
+}
+
+/// Lists `dir` with GETDENTS reads of `len` bytes chained by d_off, until
+/// a read returns 0; asserts that the records are the getdents64 listing
+/// `all` and that `IORING_CQE_F_DIR_EOF` is set exactly on the last read
+/// with records (the one whose records end where the listing ends) and on
+/// the read of 0 bytes after it. Returns how many reads carried records.
+fn assert_eof_on_last_read(
+    ring: &mut IoUring,
+    opcode: u8,
+    dir: &fs::File,
+    all: &[Record],
+    len: usize,
+) -> usize {
+    let fd = Target::Fd(dir.as_raw_fd());
+    let mut buf = vec![0u8; len];
+    let (mut got, mut offset, mut reads) = (Vec::new(), 0, 0);
+    loop {
+        let sqe = GetDents::new(fd, buf.as_mut_ptr(), len as u32)
+            .offset(offset)
+            .opcode(opcode)
+            .build()
+            .user_data(9);
+        let (res, flags) = submit_and_reap_flags(ring, sqe);
+        assert!(res >= 0, "GETDENTS from {offset} into {len} bytes: {res}");
+        if res == 0 {
+            assert!(
+                cqe::dir_eof(flags),
+                "a read of 0 bytes without the flag (buffer {len})"
+            );
+            break;
+        }
+        reads += 1;
+        let records = parse(&buf[..res as usize]);
+        assert_eq!(
+            records,
+            expected_from(all, offset, len),
+            "buffer of {len} bytes"
+        );
+        got.extend(records);
+        let last = got.len() == all.len();
+        assert_eq!(
+            cqe::dir_eof(flags),
+            last,
+            "read {reads} of a {}-record listing into {len} bytes ended at record {}: the flag must be set on the last read only",
+            all.len(),
+            got.len()
+        );
+        // The kernel's further iteration leaves the position where
+        // getdents64 would: after the last record returned.
+        offset = got.last().unwrap().off;
+        assert_eq!(position(dir), offset);
+        assert!(
+            got.len() <= all.len(),
+            "more records than the directory has"
+        );
+    }
+    assert_eq!(got, all, "buffer of {len} bytes");
+    reads
+}
+
+#[test]
+fn dir_eof_is_set_exactly_on_the_last_read() {
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+
+    // Empty (only "." and ".."), small, and large directories.
+    let (empty, large) = (tmp.path().join("empty"), tmp.path().join("large"));
+    fs::create_dir(&empty).unwrap();
+    fs::create_dir(&large).unwrap();
+    for path in [empty, make_tree(tmp.path(), 10), make_tree(&large, 600)] {
+        let dir = fs::File::open(&path).unwrap();
+        let all = reference(&dir);
+        let total: usize = all.iter().map(Record::reclen).sum();
+        let largest = all.iter().map(Record::reclen).max().unwrap();
+        // One read for the whole directory, a buffer it fills exactly (the
+        // filesystem stops for the end, not for want of room), one a
+        // record too small for it, and buffers a few records long.
+        assert_eq!(
+            assert_eof_on_last_read(&mut ring, opcode, &dir, &all, total + 4096),
+            1
+        );
+        assert_eq!(
+            assert_eof_on_last_read(&mut ring, opcode, &dir, &all, total),
+            1
+        );
+        let last = all.last().unwrap().reclen();
+        if total - last >= largest {
+            assert_eq!(
+                assert_eof_on_last_read(&mut ring, opcode, &dir, &all, total - last),
+                2
+            );
+        }
+        for len in [largest, 1000, 4096] {
+            assert_eof_on_last_read(&mut ring, opcode, &dir, &all, len);
+        }
+        // A buffer that ends exactly after some record in the middle: that
+        // read is full, and not the last.
+        let half: usize = all[..all.len() / 2].iter().map(Record::reclen).sum();
+        if half >= largest {
+            assert!(assert_eof_on_last_read(&mut ring, opcode, &dir, &all, half) >= 2);
+        }
+    }
 }
 
 #[test]

@@ -10,8 +10,9 @@
 //! batches (one `io_uring_enter` carries every statx queued since the
 //! last) and reaped in batches (the worker sleeps until a quarter of what
 //! is in flight has completed). Directories are read with the kernel's
-//! `IORING_OP_GETDENTS` where it has it (chained by `d_off`), else with
-//! `getdents64` on the worker itself.
+//! `IORING_OP_GETDENTS` where it has it (chained by `d_off`, up to the
+//! read whose completion says the directory ended, or that returns 0 on a
+//! kernel that does not say), else with `getdents64` on the worker itself.
 //!
 //! The kernel runs every STATX (and GETDENTS) in an io-wq worker of the
 //! submitting thread. The first ring a thread creates sizes its bounded
@@ -32,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
+use io_uring_getdents::cqe;
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::io_uring::{opcode, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
@@ -678,8 +680,14 @@ impl<'p> Walker<'p> {
         unsafe { self.push(&sqe) };
     }
 
-    /// A GETDENTS of `ai` completed with `res`.
-    fn on_read<'scope>(&mut self, ai: usize, res: i32, scope: &'scope Scope<'scope, 'p>) {
+    /// A GETDENTS of `ai` completed with `res` and the completion's `flags`.
+    fn on_read<'scope>(
+        &mut self,
+        ai: usize,
+        res: i32,
+        flags: u32,
+        scope: &'scope Scope<'scope, 'p>,
+    ) {
         let code = self
             .pool
             .getdents
@@ -711,6 +719,9 @@ impl<'p> Walker<'p> {
             let bytes =
                 unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
             match push_entries(bytes, &mut r.names, &mut r.ents) {
+                // The kernel saw the end: the next read would return 0
+                // (and on ext4 be one more hand-off to io-wq).
+                Ok(Some(_)) if cqe::dir_eof(flags) => r.done = true,
                 // A position that does not move would read the same
                 // records for ever.
                 Ok(Some(offset)) if offset != r.offset => r.offset = offset,
@@ -987,14 +998,14 @@ impl<'p> Walker<'p> {
                 panic!("io_uring_enter failed: {e}");
             }
         }
-        let mut done: Vec<(u64, i32)> = ring
+        let mut done: Vec<(u64, i32, u32)> = ring
             .completion()
-            .map(|cqe| (cqe.user_data(), cqe.result()))
+            .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags()))
             .collect();
         self.in_flight -= done.len();
-        for (user_data, res) in done.drain(..) {
+        for (user_data, res, flags) in done.drain(..) {
             if user_data & READ_TAG != 0 {
-                self.on_read((user_data & !READ_TAG) as usize, res, scope);
+                self.on_read((user_data & !READ_TAG) as usize, res, flags, scope);
                 continue;
             }
             let slot = user_data as usize;

@@ -2,6 +2,7 @@
 
 use std::io;
 
+use io_uring_getdents::cqe::dir_eof;
 use io_uring_getdents::io_uring::{cqueue, types};
 use io_uring_getdents::opcode::GetDents;
 use tokio_uring::{InFlightOneshot, OneshotOutputTransform, UnsubmittedOneshot};
@@ -19,16 +20,18 @@ pub(crate) struct ReadData {
     buf: KernelBox<[u8]>,
 }
 
-/// Hands back the byte count and the buffer.
+/// Hands back the byte count, the buffer, and whether the kernel says the
+/// directory is at its end (`IORING_CQE_F_DIR_EOF`: no read after this one
+/// is needed; never said by kernels without the flag).
 pub(crate) struct ReadDone;
 
 impl OneshotOutputTransform for ReadDone {
-    type Output = (io::Result<usize>, Box<[u8]>);
+    type Output = (io::Result<usize>, Box<[u8]>, bool);
     type StoredData = ReadData;
 
     fn transform_oneshot_output(self, data: ReadData, cqe: cqueue::Entry) -> Self::Output {
         let res = cqe_result(&cqe).map(|n| n as usize);
-        (res, data.buf.into_inner())
+        (res, data.buf.into_inner(), dir_eof(cqe.flags()))
     }
 }
 
