@@ -569,37 +569,37 @@ mod tests {
         assert!(p.kept().is_none(), "the last child closed it");
     }
 
-    #[test]
-    fn a_parent_is_reached_from_the_cursor_by_dotdot_when_nearer() {
+    /// Opens `a/b/c/d/e/f` (the cursor), runs `between`, then opens
+    /// `a/b/c/d/g`; returns the names opened for `g`.
+    fn opens_for_g_after_f(between: impl FnOnce(&Path)) -> Vec<String> {
         let (tmp, nodes) = chain();
         fs::create_dir(tmp.path().join("a/b/c/d/g")).unwrap();
         let budget = FdBudget::new(1, 0);
         let mut cursor = Cursor::default();
         nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
+        between(tmp.path());
         opens();
-        // `d/g`: `d` is two levels above the cursor (`f`), four below the
-        // root.
         let g = DirNode::child(&nodes[4], c"g");
         let fd = g.open(counting_open, &budget, &mut cursor).unwrap();
         assert!(is(&fd, &tmp.path().join("a/b/c/d/g")));
-        assert_eq!(opens(), ["..", "..", "g"]);
+        opens()
+    }
+
+    #[test]
+    fn a_parent_is_reached_from_the_cursor_by_dotdot_when_nearer() {
+        // `d` is two levels above the cursor (`f`), four below the root.
+        assert_eq!(opens_for_g_after_f(|_| ()), ["..", "..", "g"]);
     }
 
     #[test]
     fn a_parent_moved_away_is_reached_down_from_the_root_instead() {
-        let (tmp, nodes) = chain();
-        fs::create_dir(tmp.path().join("a/b/c/d/g")).unwrap();
-        let budget = FdBudget::new(1, 0);
-        let mut cursor = Cursor::default();
-        nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
-        // `e` moves away: `..` of `e` is no longer `d`.
-        fs::rename(tmp.path().join("a/b/c/d/e"), tmp.path().join("e")).unwrap();
-        opens();
-        let g = DirNode::child(&nodes[4], c"g");
-        let fd = g.open(counting_open, &budget, &mut cursor).unwrap();
-        assert!(is(&fd, &tmp.path().join("a/b/c/d/g")));
-        // Up to `e` (checked), then `..` lands on the wrong directory.
-        assert_eq!(opens(), ["..", "..", "a", "b", "c", "d", "g"]);
+        // `e` moves away: `..` of `e` is no longer `d`, so the climb stops
+        // there (after checking `e`) and `d` is reached from the root.
+        let moved = |tmp: &Path| fs::rename(tmp.join("a/b/c/d/e"), tmp.join("e")).unwrap();
+        assert_eq!(
+            opens_for_g_after_f(moved),
+            ["..", "..", "a", "b", "c", "d", "g"]
+        );
     }
 
     #[test]
