@@ -15,6 +15,12 @@
 //! with `O_NOFOLLOW | O_DIRECTORY`, so there is no `PATH_MAX` limit and a
 //! rename cannot lead the walk out of its tree.
 //!
+//! Pruning, the same in every engine: names left out by pattern
+//! ([`WalkBuilder::exclude`]), entries left out by a closure that sees
+//! each one's name, type and depth before it is stat'ed
+//! ([`WalkBuilder::filter_entry`]), and a depth limit
+//! ([`WalkBuilder::max_depth`]).
+//!
 //! Per directory ([`Walk::run_dirs`], a [`DirVisitor`]): each directory's
 //! subtree totals as soon as they are final, from the same parallel walk
 //! (what `du -d N` prints), and the tree in ncdu's export format.
