@@ -11,16 +11,15 @@ use std::sync::{Arc, Mutex};
 
 use traverse::{DirTotals, DirVisitor, Engine, Event, FileType, Ignore, Totals, WalkBuilder};
 
-#[cfg(feature = "reference-engines")]
-const ENGINES: &[Engine] = &[
-    Engine::Auto,
-    Engine::Threads,
-    Engine::Uring,
-    Engine::Tokio,
-    Engine::Std,
-];
-#[cfg(not(feature = "reference-engines"))]
-const ENGINES: &[Engine] = &[Engine::Auto, Engine::Threads, Engine::Uring];
+mod testenv;
+
+/// Every engine, as the CLI names them ([`testenv::ENGINES`]).
+fn engines() -> Vec<Engine> {
+    testenv::ENGINES
+        .iter()
+        .map(|e| e.parse().unwrap())
+        .collect()
+}
 
 /// A tree four levels deep: files, symlinks and empty directories at
 /// every level, directories named `skip` at levels 1 and 3, and a large
@@ -143,7 +142,7 @@ fn builder(engine: Engine, jobs: usize, filter: bool, max_depth: Option<usize>) 
 fn check(filter: bool, max_depth: Option<usize>) {
     let dir = tree();
     let want = reference(dir.path(), filter, max_depth);
-    for &engine in ENGINES {
+    for engine in engines() {
         for jobs in [1, 3] {
             let what = format!("{engine} -j {jobs}, filter {filter}, max_depth {max_depth:?}");
             let walk = builder(engine, jobs, filter, max_depth).build();
@@ -233,7 +232,7 @@ fn a_breakdown_counts_the_directories_at_max_depth_in_their_parent() {
     let dir = tree();
     for max_depth in [0, 1, 2] {
         let want = reference(dir.path(), true, Some(max_depth)).totals;
-        for &engine in ENGINES {
+        for engine in engines() {
             let root = Arc::new(RootTotals::default());
             let walk = builder(engine, 2, true, Some(max_depth)).build();
             let summary = walk.run_dirs(dir.path(), &Ignore, root.clone());
