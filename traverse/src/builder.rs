@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::config::{Config, Engine, Resolved};
+use crate::filter::{EntryFilter, FilterEntry};
 use crate::node::FdBudget;
 use crate::sys;
 use crate::totals::Progress;
@@ -39,6 +40,8 @@ pub struct WalkBuilder {
     exclude: Vec<Glob>,
     /// The patterns of `exclude` as one matcher.
     exclude_set: Option<Arc<GlobSet>>,
+    filter: Option<EntryFilter>,
+    max_depth: Option<usize>,
 }
 
 impl Default for WalkBuilder {
@@ -65,6 +68,8 @@ impl WalkBuilder {
             interrupt: None,
             exclude: Vec::new(),
             exclude_set: None,
+            filter: None,
+            max_depth: None,
         }
     }
 
@@ -158,6 +163,74 @@ impl WalkBuilder {
         Ok(self)
     }
 
+    /// Leaves out every entry for which `filter` returns false: it is
+    /// neither counted nor listed nor, if a directory, descended into (the
+    /// subtree is pruned), like a name given to [`exclude`](Self::exclude).
+    /// `filter` sees each entry below the root ([`FilterEntry`]: name,
+    /// type from the directory entry, depth) before the walk stats it,
+    /// from every worker at once. A later call replaces the filter.
+    ///
+    /// ```
+    /// use traverse::{FileType, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join(".git/objects"))?;
+    /// std::fs::write(dir.path().join(".git/objects/pack"), b"1234")?;
+    /// std::fs::write(dir.path().join("main.rs"), b"12")?;
+    /// std::fs::write(dir.path().join(".hidden"), b"1")?;
+    ///
+    /// // Skip hidden entries, and everything below them.
+    /// let walk = WalkBuilder::new()
+    ///     .filter_entry(|entry| !entry.name().as_encoded_bytes().starts_with(b"."))
+    ///     .build();
+    /// let totals = walk.totals(dir.path()).totals;
+    /// assert_eq!((totals.dirs, totals.files), (1, 1));
+    ///
+    /// // Regular files at depth 1 only, every directory.
+    /// let walk = WalkBuilder::new()
+    ///     .filter_entry(|e| e.file_type() != FileType::Regular || e.depth() == 1)
+    ///     .build();
+    /// assert_eq!(walk.totals(dir.path()).totals.files, 2);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn filter_entry<F>(&mut self, filter: F) -> &mut WalkBuilder
+    where
+        F: Fn(&FilterEntry<'_>) -> bool + Send + Sync + 'static,
+    {
+        self.filter = Some(EntryFilter::new(filter));
+        self
+    }
+
+    /// Walks at most `depth` levels below the root (the root is level 0,
+    /// its entries level 1): deeper entries are neither counted nor
+    /// listed, and directories at level `depth` are counted but not read.
+    /// `max_depth(0)` counts the root only. With
+    /// [`Walk::run_dirs`](crate::Walk::run_dirs), the directories at level
+    /// `depth` count in their parent's totals and are not handed over
+    /// themselves.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("a/b/c"))?;
+    /// std::fs::write(dir.path().join("a/b/c/deep"), b"1")?;
+    /// std::fs::write(dir.path().join("a/top"), b"1")?;
+    ///
+    /// let totals = |depth| {
+    ///     let walk = traverse::WalkBuilder::new().max_depth(depth).build();
+    ///     let t = walk.totals(dir.path()).totals;
+    ///     (t.dirs, t.files)
+    /// };
+    /// assert_eq!(totals(0), (1, 0)); // the root
+    /// assert_eq!(totals(1), (2, 0)); // a, not read
+    /// assert_eq!(totals(2), (3, 1)); // a/b and a/top
+    /// assert_eq!(totals(4), (4, 2)); // everything
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn max_depth(&mut self, depth: usize) -> &mut WalkBuilder {
+        self.max_depth = Some(depth);
+        self
+    }
+
     /// Resolves the engine (`auto`, and `uring` without io_uring) and the
     /// number of jobs.
     pub fn build(&self) -> Walk {
@@ -196,6 +269,8 @@ impl WalkBuilder {
                 list: self.list,
                 inode_order: self.inode_order,
                 exclude: self.exclude_set.clone(),
+                filter: self.filter.clone(),
+                max_depth: self.max_depth,
             },
             fallback,
             limit,

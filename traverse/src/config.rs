@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use globset::GlobSet;
 
+use crate::filter::EntryFilter;
+
 /// How directories are read and entries stat'ed.
 ///
 /// `Tokio` and `Std` are reference engines, baselines for the benchmarks:
@@ -135,4 +137,9 @@ pub(crate) struct Config {
     pub inode_order: Option<usize>,
     /// Names left out (`--exclude`).
     pub exclude: Option<Arc<GlobSet>>,
+    /// The user's filter ([`WalkBuilder::filter_entry`](crate::WalkBuilder::filter_entry)).
+    pub filter: Option<EntryFilter>,
+    /// Levels below the root that are counted; directories at the last one
+    /// are not read.
+    pub max_depth: Option<usize>,
 }

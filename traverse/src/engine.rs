@@ -14,6 +14,7 @@ use io_uring_getdents::dirent::FileType;
 use crate::breakdown::{ncdu_entry, Breakdown};
 use crate::config::Config;
 use crate::error::{Error, Op};
+use crate::filter::FilterEntry;
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Progress;
@@ -66,13 +67,38 @@ impl Shared {
             || self.breakdown.as_ref().is_some_and(|b| b.ncdu)
     }
 
-    /// Whether the entry `name` is left out (`--exclude`): neither counted
-    /// nor descended into.
-    pub fn excluded(&self, name: &[u8]) -> bool {
-        self.config
+    /// Whether the entry `name` of `dir`, of type `d_type`, is left out:
+    /// neither counted nor descended into. It is when its name is excluded
+    /// (`--exclude`) or the user's filter refuses it. Every engine asks
+    /// here, before it stats the entry. (No entry lies deeper than the
+    /// maximum depth: the directories at it are not read, see
+    /// [`reads`](Self::reads).)
+    pub fn skips(&self, dir: &DirNode, name: &[u8], d_type: u8) -> bool {
+        let config = &self.config;
+        config
             .exclude
             .as_ref()
             .is_some_and(|set| set.is_match(OsStr::from_bytes(name)))
+            || config
+                .filter
+                .as_ref()
+                .is_some_and(|f| !f.keeps(&FilterEntry::new(dir, name, d_type)))
+    }
+
+    /// Whether a directory at `depth` below the root is read (the maximum
+    /// depth counts the directories at its last level without reading
+    /// them).
+    pub fn reads(&self, depth: usize) -> bool {
+        self.config.max_depth.is_none_or(|max| depth < max)
+    }
+
+    /// Whether the subdirectories of `dir` that `d_type` says are
+    /// directories may be counted when opened rather than stat'ed by name
+    /// (one lookup fewer): not with `-x`, which needs the device before
+    /// descending, nor in a listing, which stats no directory, nor when
+    /// they sit at the maximum depth and are not opened.
+    pub fn defers_dirs(&self, dir: &DirNode) -> bool {
+        !self.config.list && !self.config.one_file_system && self.reads(dir.depth() + 1)
     }
 
     /// The reading of `dir` is over, every part of it (after the worker
@@ -288,6 +314,8 @@ impl<'v> Worker<'v> {
     /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
         self.seen += 1;
+        let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
+        let reads = shared.reads(depth);
         if let Some(st) = st.filter(|st| st.is_dir() && st.may_loop()) {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
             if let Some(same) = same {
@@ -315,19 +343,19 @@ impl<'v> Worker<'v> {
                 } else {
                     self.acc.add(st);
                     // A subdirectory's own size is counted in its own
-                    // tally (`DirNode::child_with_stat`).
-                    if !st.is_dir() {
+                    // tally (`DirNode::child_with_stat`), when it is read.
+                    if !st.is_dir() || !reads {
                         self.tally(shared.config.count_links, Some(name), st);
                     }
                 }
-                st.is_dir()
+                st.is_dir() && reads
             }
             None => {
                 self.acc.add_type(d_type);
                 if self.breakdown.is_some() {
                     self.here.add_type(d_type);
                 }
-                d_type == libc::DT_DIR
+                d_type == libc::DT_DIR && reads
             }
         };
         if shared.config.list {
@@ -336,7 +364,6 @@ impl<'v> Worker<'v> {
             self.entry_path.extend_from_slice(&self.dir_path);
             push_name(&mut self.entry_path, name);
             let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
-            let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
             let path = Path::new(OsStr::from_bytes(&self.entry_path));
             self.visitor
                 .visit_entry(&Entry::new(path, file_type, depth));

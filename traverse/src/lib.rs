@@ -15,6 +15,12 @@
 //! with `O_NOFOLLOW | O_DIRECTORY`, so there is no `PATH_MAX` limit and a
 //! rename cannot lead the walk out of its tree.
 //!
+//! Pruning, the same in every engine: names left out by pattern
+//! ([`WalkBuilder::exclude`]), entries left out by a closure that sees
+//! each one's name, type and depth before it is stat'ed
+//! ([`WalkBuilder::filter_entry`]), and a depth limit
+//! ([`WalkBuilder::max_depth`]).
+//!
 //! Per directory ([`Walk::run_dirs`], a [`DirVisitor`]): each directory's
 //! subtree totals as soon as they are final, from the same parallel walk
 //! (what `du -d N` prints), and the tree in ncdu's export format.
@@ -43,6 +49,7 @@ mod config;
 mod dispatch;
 mod engine;
 mod error;
+mod filter;
 mod links;
 mod node;
 mod queue;
@@ -64,6 +71,7 @@ pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use error::{Error, Op};
+pub use filter::FilterEntry;
 pub use totals::{Progress, Totals};
 pub use visit::{Entry, Event, Ignore, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

@@ -143,10 +143,10 @@ pub(crate) fn walk(
                 break;
             }
             let name = entry.file_name();
-            if shared.excluded(name.as_bytes()) {
+            let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
+            if shared.skips(&dir, name.as_bytes(), d_type) {
                 continue;
             }
-            let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
             let st = if shared.needs_stat(d_type) {
                 match stat_entry(shared, fd.as_fd(), &name, d_type, || entry.metadata()) {
                     Ok(st) => Some(st),

@@ -126,10 +126,10 @@ async fn read_dir(
             break;
         }
         let name = entry.file_name();
-        if shared.excluded(name.as_bytes()) {
+        let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
+        if shared.skips(&dir, name.as_bytes(), d_type) {
             continue;
         }
-        let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
         let st = if shared.needs_stat(d_type) {
             let stat = if shared.config.one_file_system
                 && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN)

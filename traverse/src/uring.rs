@@ -861,7 +861,7 @@ impl<'p> Walker<'p> {
         let links = pool.links.as_ref().zip(batch.link_dev);
         // With -x the device must be known before descending; a listing
         // stats no directory anyway.
-        let defer_dirs = !shared.config.list && !shared.config.one_file_system;
+        let defer_dirs = shared.defers_dirs(&batch.dir);
         while i < end {
             if self.ring.is_some() && self.free.is_empty() {
                 break;
@@ -873,7 +873,7 @@ impl<'p> Walker<'p> {
             let ent = batch.ents[i];
             i += 1;
             let cname = ent.name(&batch.names);
-            if shared.excluded(cname.to_bytes()) {
+            if shared.skips(&batch.dir, cname.to_bytes(), ent.d_type) {
                 continue;
             }
             if defer_dirs && ent.d_type == libc::DT_DIR {

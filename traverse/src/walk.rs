@@ -320,7 +320,12 @@ impl Walk {
                 breakdown,
             });
             let root = DirNode::root(croot, fd, st.id(), tally);
-            acc.merge(dispatch::walk(&shared, root, visitors));
+            if shared.reads(0) {
+                acc.merge(dispatch::walk(&shared, root, visitors));
+            } else {
+                // `max_depth(0)`: the root, counted above, is not read.
+                shared.read_done(&root);
+            }
             if let Some(breakdown) = &shared.breakdown {
                 if !self.interrupt.load(Ordering::Relaxed) {
                     let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());

@@ -41,15 +41,13 @@ pub(super) fn stat_entries(
         names,
         links,
     } = *listing;
-    // With -x the device must be known before descending; a listing
-    // stats no directory anyway.
-    let defer_dirs = !shared.config.list && !shared.config.one_file_system;
+    let defer_dirs = shared.defers_dirs(dir);
     for (i, ent) in ents.iter().enumerate() {
         if i % 1024 == 1023 && shared.interrupted() {
             break;
         }
         let cname = ent.name(names);
-        if shared.excluded(cname.to_bytes()) {
+        if shared.skips(dir, cname.to_bytes(), ent.d_type) {
             continue;
         }
         if defer_dirs && ent.d_type == libc::DT_DIR {
