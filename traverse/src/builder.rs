@@ -35,6 +35,7 @@ pub struct WalkBuilder {
     count_links: bool,
     one_file_system: bool,
     list: bool,
+    list_metadata: bool,
     inode_order: Option<usize>,
     interrupt: Option<Arc<AtomicBool>>,
     exclude: Vec<Glob>,
@@ -64,6 +65,7 @@ impl WalkBuilder {
             count_links: false,
             one_file_system: false,
             list: false,
+            list_metadata: false,
             inode_order: Some(INODE_ORDER_THRESHOLD),
             interrupt: None,
             exclude: Vec::new(),
@@ -108,6 +110,34 @@ impl WalkBuilder {
     /// directory). The totals then hold counts but no sizes.
     pub fn list(&mut self, yes: bool) -> &mut WalkBuilder {
         self.list = yes;
+        self
+    }
+
+    /// With [`list`](Self::list): stat every listed entry (one `statx`
+    /// each, as without `list`) and hand its [`Metadata`](crate::Metadata)
+    /// to the visitor in [`Entry::metadata`](crate::Entry::metadata); the
+    /// totals then hold sizes too.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a"), b"hello")?;
+    /// let walk = WalkBuilder::new().list(true).list_metadata(true).build();
+    /// let mut sizes = Vec::new();
+    /// let summary = walk.run_with(dir.path(), |event| {
+    ///     if let Event::Entry(e) = event {
+    ///         let meta = e.metadata().expect("every entry is stat'ed");
+    ///         sizes.push((e.depth(), meta.is_file(), meta.len()));
+    ///     }
+    /// });
+    /// sizes.sort();
+    /// assert_eq!(sizes[1], (1, true, 5));
+    /// assert!(summary.totals.bytes >= 5);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn list_metadata(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.list_metadata = yes;
         self
     }
 
@@ -267,6 +297,7 @@ impl WalkBuilder {
                 count_links: self.count_links,
                 one_file_system: self.one_file_system,
                 list: self.list,
+                list_metadata: self.list_metadata,
                 inode_order: self.inode_order,
                 exclude: self.exclude_set.clone(),
                 filter: self.filter.clone(),

@@ -134,6 +134,8 @@ pub(crate) struct Config {
     pub count_links: bool,
     pub one_file_system: bool,
     pub list: bool,
+    /// With `list`: stat every entry and hand its metadata to the visitor.
+    pub list_metadata: bool,
     pub inode_order: Option<usize>,
     /// Names left out (`--exclude`).
     pub exclude: Option<Arc<GlobSet>>,

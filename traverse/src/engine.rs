@@ -43,10 +43,16 @@ impl Shared {
     }
 
     /// Whether an entry of this `d_type` must be stat'ed: always when
-    /// counting sizes; when listing, a directory too (its identity tells a
-    /// loop, its device and mount a mount point, as `find` stats it).
+    /// counting sizes or listing with metadata; when listing, a directory
+    /// too (its identity tells a loop, its device and mount a mount point,
+    /// as `find` stats it).
     pub fn needs_stat(&self, d_type: u8) -> bool {
-        !self.config.list || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
+        !self.counts_types_only() || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
+    }
+
+    /// A listing without metadata: entries are counted by type, no sizes.
+    pub fn counts_types_only(&self) -> bool {
+        self.config.list && !self.config.list_metadata
     }
 
     /// Whether `st` is on another filesystem or mount than the root's
@@ -338,7 +344,7 @@ impl<'v> Worker<'v> {
                 false
             }
             Some(st) => {
-                if shared.config.list {
+                if shared.counts_types_only() {
                     self.acc.add_type(d_type_of(st.mode));
                 } else {
                     self.acc.add(st);
@@ -365,8 +371,9 @@ impl<'v> Worker<'v> {
             push_name(&mut self.entry_path, name);
             let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
             let path = Path::new(OsStr::from_bytes(&self.entry_path));
+            let st = st.filter(|_| shared.config.list_metadata);
             self.visitor
-                .visit_entry(&Entry::new(path, file_type, depth));
+                .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
         }
         is_dir
     }

@@ -73,5 +73,5 @@ pub use config::Engine;
 pub use error::{Error, Op};
 pub use filter::FilterEntry;
 pub use totals::{Progress, Totals};
-pub use visit::{Entry, Event, Ignore, Visitor, VisitorBuilder};
+pub use visit::{Entry, Event, Ignore, Metadata, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

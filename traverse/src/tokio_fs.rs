@@ -21,7 +21,7 @@ use crate::node::{Cursor, DirNode};
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
-use crate::visit::{Entry, Visitor, VisitorBuilder};
+use crate::visit::{Entry, Metadata, Visitor, VisitorBuilder};
 
 /// Walks below `root` (already counted) with `jobs` directories at once.
 pub(crate) fn walk(
@@ -167,7 +167,7 @@ async fn read_dir(
 
 /// What a directory task hands to the driver's visitor.
 enum Event {
-    Visit(PathBuf, FileType, usize),
+    Visit(PathBuf, FileType, usize, Option<Metadata>),
     Error(Error),
 }
 
@@ -182,7 +182,12 @@ impl Visitor for Forward {
 
     fn visit_entry(&mut self, entry: &Entry<'_>) {
         // The receiver lives until every task has ended.
-        let event = Event::Visit(entry.path().to_owned(), entry.file_type(), entry.depth());
+        let event = Event::Visit(
+            entry.path().to_owned(),
+            entry.file_type(),
+            entry.depth(),
+            entry.metadata().copied(),
+        );
         let _ = self.0.send(event);
     }
 
@@ -195,8 +200,9 @@ impl Event {
     /// Hands the event to `visitor`.
     fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path, file_type, depth) => {
-                visitor.visit_entry(&Entry::new(&path, file_type, depth));
+            Event::Visit(path, file_type, depth, metadata) => {
+                let entry = Entry::new(&path, file_type, depth);
+                visitor.visit_entry(&entry.with_metadata(metadata));
             }
             Event::Error(err) => visitor.error(err),
         }

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use io_uring_getdents::dirent::FileType;
 
 use crate::error::Error;
+use crate::sys::Stat;
 
 /// Receives what one worker finds: listed paths and errors. Each worker
 /// has its own, made by a [`VisitorBuilder`], so a visitor needs no lock;
@@ -122,6 +123,7 @@ pub struct Entry<'a> {
     path: &'a Path,
     file_type: FileType,
     depth: usize,
+    metadata: Option<Metadata>,
 }
 
 impl<'a> Entry<'a> {
@@ -131,7 +133,19 @@ impl<'a> Entry<'a> {
             path,
             file_type,
             depth,
+            metadata: None,
         }
+    }
+
+    /// The entry with its metadata, as walks with
+    /// [`list_metadata`](crate::WalkBuilder::list_metadata) hand it out.
+    pub(crate) fn with_stat(self, stat: Option<&Stat>) -> Entry<'a> {
+        self.with_metadata(stat.map(|st| Metadata(*st)))
+    }
+
+    /// The entry with `metadata`, as another worker saw it.
+    pub(crate) fn with_metadata(self, metadata: Option<Metadata>) -> Entry<'a> {
+        Entry { metadata, ..self }
     }
 
     /// The root's path followed by the names below it.
@@ -148,6 +162,67 @@ impl<'a> Entry<'a> {
     /// Levels below the root: 0 for the root, 1 for its entries.
     pub fn depth(&self) -> usize {
         self.depth
+    }
+
+    /// What the entry's `statx` said, in walks with
+    /// [`list_metadata`](crate::WalkBuilder::list_metadata) (else `None`).
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.metadata.as_ref()
+    }
+}
+
+/// An entry's metadata, from the `statx` the walk made relative to its
+/// directory (never following a symbolic link): see
+/// [`WalkBuilder::list_metadata`](crate::WalkBuilder::list_metadata) for
+/// an example.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metadata(Stat);
+
+impl Metadata {
+    /// The size in bytes (`st_size`, what `du -b` adds).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> u64 {
+        self.0.size
+    }
+
+    /// The disk space used, in bytes (`st_blocks * 512`, what `du -B1` adds).
+    pub fn disk_bytes(&self) -> u64 {
+        self.0.blocks.saturating_mul(512)
+    }
+
+    /// The inode number.
+    pub fn ino(&self) -> u64 {
+        self.0.ino
+    }
+
+    /// The device of the filesystem that holds it.
+    pub fn dev(&self) -> u64 {
+        self.0.dev
+    }
+
+    /// The number of hard links.
+    pub fn nlink(&self) -> u64 {
+        self.0.nlink
+    }
+
+    /// The file type and permission bits (`st_mode`).
+    pub fn mode(&self) -> u32 {
+        self.0.mode
+    }
+
+    /// Whether it is a regular file.
+    pub fn is_file(&self) -> bool {
+        self.0.mode & libc::S_IFMT == libc::S_IFREG
+    }
+
+    /// Whether it is a directory.
+    pub fn is_dir(&self) -> bool {
+        self.0.is_dir()
+    }
+
+    /// Whether it is a symbolic link.
+    pub fn is_symlink(&self) -> bool {
+        self.0.mode & libc::S_IFMT == libc::S_IFLNK
     }
 }
 

@@ -285,11 +285,14 @@ impl Walk {
             acc.totals.errors += 1;
             return self.finish(acc);
         }
-        if self.config.list {
+        if self.config.list && !self.config.list_metadata {
             acc.add_type(engine::d_type_of(st.mode));
-            visitor.visit_entry(&Entry::new(root, FileType::Directory, 0));
         } else {
             acc.add(&st);
+        }
+        if self.config.list {
+            let meta = Some(&st).filter(|_| self.config.list_metadata);
+            visitor.visit_entry(&Entry::new(root, FileType::Directory, 0).with_stat(meta));
         }
         self.progress.add(1, st.size);
         let fd = match opened {

@@ -401,3 +401,55 @@ fn every_engine_walks_inside_a_tokio_runtime() {
         }
     }
 }
+
+/// With `list_metadata`, every listed entry carries what `lstat` says of
+/// its path, and the totals hold the sizes a walk without listing counts.
+#[test]
+fn listed_entries_carry_their_metadata() {
+    use std::os::unix::fs::MetadataExt;
+    use traverse::Event;
+
+    let dir = linked_tree();
+    std::os::unix::fs::symlink("a/f0", dir.path().join("b/link")).unwrap();
+    let want = reference_totals(dir.path());
+    for &engine in ENGINES {
+        for jobs in [1, 3] {
+            let walk = WalkBuilder::new()
+                .engine(engine)
+                .jobs(jobs)
+                .list(true)
+                .list_metadata(true)
+                .build();
+            let mut seen = Vec::new();
+            let summary = walk.run_with(dir.path(), |event| match event {
+                Event::Entry(e) => {
+                    let meta = e.metadata().copied();
+                    seen.push((e.path().to_owned(), meta));
+                }
+                Event::Error(err) => panic!("{engine}: {err}"),
+            });
+            assert_eq!(summary.totals, want.totals, "{engine} -j {jobs}");
+            assert_eq!(seen.len(), reference(dir.path()).len(), "{engine}");
+            for (path, meta) in seen {
+                let meta = meta.unwrap_or_else(|| panic!("{engine}: {path:?} without metadata"));
+                let std = fs::symlink_metadata(&path).unwrap();
+                let got = (meta.len(), meta.disk_bytes(), meta.ino(), meta.dev());
+                let expected = (std.size(), std.blocks() * 512, std.ino(), std.dev());
+                assert_eq!(got, expected, "{engine}: {path:?}");
+                assert_eq!((meta.nlink(), meta.mode()), (std.nlink(), std.mode()));
+                let kinds = (meta.is_file(), meta.is_dir(), meta.is_symlink());
+                let ft = std.file_type();
+                assert_eq!(kinds, (ft.is_file(), ft.is_dir(), ft.is_symlink()));
+            }
+        }
+    }
+    // Without it, a listing carries none and counts no sizes.
+    let walk = WalkBuilder::new().list(true).build();
+    let mut metas = 0;
+    let summary = walk.run_with(dir.path(), |event| {
+        if let Event::Entry(e) = event {
+            metas += usize::from(e.metadata().is_some());
+        }
+    });
+    assert_eq!((metas, summary.totals.bytes), (0, 0));
+}
