@@ -740,3 +740,54 @@ fn in_flight_rounds(opcode: u8, dir: &fs::File, all: &[Record], offsets: &[u64])
         }
     }
 }
+
+/// The same listing through a ring of io-uring 0.7 (`GetDents::build_0_7`):
+/// chained by d_off, it is the getdents64 listing, and the end of the
+/// directory reads as on a 0.6 ring.
+#[cfg(feature = "io-uring-0-7")]
+#[test]
+fn a_ring_of_io_uring_0_7_lists_like_getdents64() {
+    use io_uring_getdents::io_uring_0_7 as uring07;
+
+    let Some(opcode) = getdents_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 300);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    let mut ring = uring07::IoUring::new(8).unwrap();
+    let fd = uring07::types::Fd(dir.as_raw_fd());
+    let mut buf = vec![0u8; 4096];
+    let (mut got, mut offset) = (Vec::new(), 0);
+    loop {
+        let sqe = GetDents::new(Target::from(fd), buf.as_mut_ptr(), buf.len() as u32)
+            .offset(offset)
+            .opcode(opcode)
+            .build_0_7()
+            .user_data(11);
+        // SAFETY: `buf` and `dir` outlive the request: we wait for its
+        // completion before touching either again.
+        unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
+        ring.submit_and_wait(1).expect("io_uring_enter");
+        let cqe = ring.completion().next().expect("a completion");
+        assert_eq!(cqe.user_data(), 11);
+        let res = cqe.result();
+        assert!(res >= 0, "GETDENTS from {offset}: {res}");
+        if res == 0 {
+            break;
+        }
+        let records = parse(&buf[..res as usize]);
+        assert_eq!(records, expected_from(&all, offset, buf.len()));
+        offset = records.last().unwrap().off;
+        got.extend(records);
+        assert!(
+            got.len() <= all.len(),
+            "more records than the directory has"
+        );
+        if cqe::dir_eof(cqe.flags()) {
+            break;
+        }
+    }
+    assert_eq!(got, all);
+}
