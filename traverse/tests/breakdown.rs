@@ -576,7 +576,8 @@ fn progress_line_shows_on_a_terminal() {
 }
 
 /// The Linux source tree (86 629 files), from the Debian package's tarball
-/// where it is installed (the kernel build installs it); skipped elsewhere.
+/// where it is installed (`.ci/run` and the kernel build install it);
+/// skipped elsewhere (the test VM).
 #[test]
 fn depths_match_du_on_the_linux_tree() {
     let tarball = Path::new("/usr/src/linux-source-6.12.tar.xz");
