@@ -145,3 +145,10 @@ pub(crate) struct Config {
     /// are not read.
     pub max_depth: Option<usize>,
 }
+
+impl Config {
+    /// A listing without metadata: entries are counted by type, no sizes.
+    pub fn counts_types_only(&self) -> bool {
+        self.list && !self.list_metadata
+    }
+}

@@ -47,12 +47,7 @@ impl Shared {
     /// too (its identity tells a loop, its device and mount a mount point,
     /// as `find` stats it).
     pub fn needs_stat(&self, d_type: u8) -> bool {
-        !self.counts_types_only() || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
-    }
-
-    /// A listing without metadata: entries are counted by type, no sizes.
-    pub fn counts_types_only(&self) -> bool {
-        self.config.list && !self.config.list_metadata
+        !self.config.counts_types_only() || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
     }
 
     /// Whether `st` is on another filesystem or mount than the root's
@@ -344,7 +339,7 @@ impl<'v> Worker<'v> {
                 false
             }
             Some(st) => {
-                if shared.counts_types_only() {
+                if shared.config.counts_types_only() {
                     self.acc.add_type(d_type_of(st.mode));
                 } else {
                     self.acc.add(st);

@@ -285,7 +285,7 @@ impl Walk {
             acc.totals.errors += 1;
             return self.finish(acc);
         }
-        if self.config.list && !self.config.list_metadata {
+        if self.config.counts_types_only() {
             acc.add_type(engine::d_type_of(st.mode));
         } else {
             acc.add(&st);
