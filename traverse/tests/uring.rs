@@ -4,7 +4,7 @@
 
 mod testenv;
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
@@ -313,4 +313,80 @@ fn no_thread_to_spare_gives_exact_totals() {
         let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
         assert_eq!(got, want, "limit {limit}");
     }
+}
+
+/// A directory's stats go to the ring as chains of hard-linked requests:
+/// a stat that fails inside a chain (testfs's Vanish fault: the listing
+/// names the file, its lookup fails with ENOENT) must not cancel the ones
+/// linked after it (6.12 and 6.18 do not break even a soft link on a
+/// failed STATX; hard links make that hold on any kernel). The vanished
+/// names are the only errors, the totals are du's through the mount, and
+/// no direct `statx` stands in for a cancelled request: the run makes as
+/// many as one of the same tree without faults (the root and the
+/// subdirectory through their descriptors, the rest the runtime's own).
+#[test]
+fn a_failed_stat_does_not_cancel_the_rest_of_its_chain() {
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return;
+    }
+    let env = TestEnv::new();
+    let src = env.mkdir("src");
+    let vanish = [3, 17, 30];
+    for i in 0..40 {
+        env.file(&format!("src/d/f{i:02}"), 10 * i + 1);
+    }
+    let mnt = env.mkdir("mnt");
+    let mut options = testfs::Options::new();
+    for i in vanish {
+        options = options.fault(format!("d/f{i:02}"), testfs::Fault::Vanish);
+    }
+    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let mnt = mount.mountpoint();
+
+    let du = Command::new("du").arg("-sb").arg(mnt).output().unwrap();
+    assert_eq!(du.status.code(), Some(1), "du meets the faults too");
+    let du_bytes: u128 = String::from_utf8_lossy(&du.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|b| b.parse().ok())
+        .expect("du -sb prints a byte count");
+
+    let args = [
+        OsStr::new("--json"),
+        OsStr::new("--engine"),
+        OsStr::new("uring"),
+        mnt.as_os_str(),
+    ];
+    let Some((statx_calls, out)) = syscall_calls_of_any_run("statx", None, &args) else {
+        println!("skipped: no strace");
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let mut errors: Vec<&str> = stderr.lines().collect();
+    errors.sort();
+    let want_errors: Vec<String> = vanish
+        .iter()
+        .map(|i| {
+            format!(
+                "traverse: {}: cannot stat: No such file or directory (os error 2)",
+                mnt.join(format!("d/f{i:02}")).display()
+            )
+        })
+        .collect();
+    assert_eq!(errors, want_errors);
+    let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!(got.files, 40 - vanish.len() as u64);
+    assert_eq!(got.dirs, 2);
+    assert_eq!(got.errors, vanish.len() as u64);
+    assert_eq!(got.bytes, du_bytes);
+    let whole = [
+        OsStr::new("--json"),
+        OsStr::new("--engine"),
+        OsStr::new("uring"),
+        src.as_os_str(),
+    ];
+    let baseline = syscall_calls("statx", None, &whole).expect("strace ran before");
+    assert_eq!(statx_calls, baseline, "direct statx calls");
 }

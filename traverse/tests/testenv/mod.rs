@@ -394,6 +394,22 @@ pub fn with_seccomp_filter(
 /// `strace -f -c`, under `ulimit -n LIMIT` when given; `None` when strace
 /// is not installed (the test VM has none; `.ci/run` installs it).
 pub fn syscall_calls(name: &str, open_limit: Option<u32>, args: &[&OsStr]) -> Option<u64> {
+    let (calls, out) = syscall_calls_of_any_run(name, open_limit, args)?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(calls)
+}
+
+/// As [`syscall_calls`], for a run that may fail: the count, and the run's
+/// output and status.
+pub fn syscall_calls_of_any_run(
+    name: &str,
+    open_limit: Option<u32>,
+    args: &[&OsStr],
+) -> Option<(u64, Output)> {
     let env = TestEnv::new();
     let report = env.root().join("strace.txt");
     let limit = open_limit.map_or(String::new(), |n| format!("ulimit -n {n} && "));
@@ -410,15 +426,10 @@ pub fn syscall_calls(name: &str, open_limit: Option<u32>, args: &[&OsStr]) -> Op
     if out.status.code() == Some(127) {
         return None;
     }
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = fs::read_to_string(&report).unwrap();
     let row = text
         .lines()
         .find(|l| l.split_whitespace().last() == Some(name))
         .unwrap_or_else(|| panic!("no {name} row in:\n{text}"));
-    Some(row.split_whitespace().nth(3).unwrap().parse().unwrap())
+    Some((row.split_whitespace().nth(3).unwrap().parse().unwrap(), out))
 }
