@@ -1,11 +1,14 @@
 //! `statx` of 10 000 files in one directory: the plain system call in a loop
-//! against `IORING_OP_STATX` with N requests in flight on one ring.
+//! against `IORING_OP_STATX` with N requests in flight on one ring, alone
+//! or in chains of hard-linked requests (as the `uring` engine sends them).
 //!
 //! io_uring always hands STATX to an io-wq worker thread, so on a warm cache
-//! each request pays a thread hand-off that the direct call does not.
+//! each request pays a thread hand-off that the direct call does not; a
+//! chain is one hand-off, its requests run one after the other in the same
+//! worker.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use io_uring_getdents::io_uring::{opcode, types, IoUring};
+use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use std::ffi::CString;
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
@@ -43,14 +46,15 @@ fn direct(dirfd: i32, names: &[CString]) -> u64 {
     total
 }
 
-/// Keeps `depth` STATX requests in flight until every name is done. Each
-/// slot owns one statx buffer; a slot is reused only after its completion
-/// has been reaped, so the kernel never writes into a buffer in use.
+/// Keeps `depth` STATX requests in flight until every name is done, pushed
+/// in chains of `chain` hard-linked requests (1: each alone). Each slot owns
+/// one statx buffer; a slot is reused only after its completion has been
+/// reaped, so the kernel never writes into a buffer in use.
 fn uring(
     ring: &mut IoUring,
     dirfd: i32,
     names: &[CString],
-    depth: usize,
+    (depth, chain): (usize, usize),
     bufs: &mut [libc::statx],
 ) -> u64 {
     let mut total = 0;
@@ -58,23 +62,33 @@ fn uring(
     let mut free: Vec<usize> = (0..depth).collect();
     let mut in_flight = 0;
     while next < names.len() || in_flight > 0 {
-        while let (Some(slot), true) = (free.last().copied(), next < names.len()) {
-            free.pop();
-            let sqe = opcode::Statx::new(
-                types::Fd(dirfd),
-                names[next].as_ptr(),
-                std::ptr::from_mut(&mut bufs[slot]).cast::<types::statx>(),
-            )
-            .flags(libc::AT_SYMLINK_NOFOLLOW)
-            .mask(MASK)
-            .build()
-            .user_data(slot as u64);
-            // SAFETY: the name and the slot's buffer stay alive and
-            // untouched until this request's completion is reaped below;
-            // the loop does not return before all requests complete.
-            unsafe { ring.submission().push(&sqe).expect("ring sized to depth") };
-            next += 1;
-            in_flight += 1;
+        loop {
+            let n = chain.min(names.len() - next);
+            if n == 0 || free.len() < n {
+                break;
+            }
+            for k in 0..n {
+                let slot = free.pop().expect("counted above");
+                let mut sqe = opcode::Statx::new(
+                    types::Fd(dirfd),
+                    names[next].as_ptr(),
+                    std::ptr::from_mut(&mut bufs[slot]).cast::<types::statx>(),
+                )
+                .flags(libc::AT_SYMLINK_NOFOLLOW)
+                .mask(MASK)
+                .build()
+                .user_data(slot as u64);
+                if k + 1 < n {
+                    sqe = sqe.flags(squeue::Flags::IO_HARDLINK);
+                }
+                // SAFETY: the name and the slot's buffer stay alive and
+                // untouched until this request's completion is reaped
+                // below; the loop does not return before all requests
+                // complete.
+                unsafe { ring.submission().push(&sqe).expect("ring sized to depth") };
+                next += 1;
+                in_flight += 1;
+            }
         }
         ring.submit_and_wait(1).expect("io_uring_enter");
         for cqe in ring.completion() {
@@ -106,20 +120,30 @@ fn statx(c: &mut Criterion) {
     let mut group = c.benchmark_group("statx_10k");
     group.throughput(Throughput::Elements(FILES as u64));
     group.bench_function("direct_syscall", |b| b.iter(|| direct(dirfd, &names)));
-    for depth in [1usize, 32, 128, 512] {
+    let shapes = [
+        (1usize, 1usize),
+        (32, 1),
+        (128, 1),
+        (512, 1),
+        (128, 16),
+        (512, 16),
+    ];
+    for (depth, chain) in shapes {
         let mut ring = IoUring::new(depth.next_power_of_two() as u32).expect("io_uring_setup");
         // SAFETY: an all-zero statx is a valid value of this plain C struct.
         let mut bufs = vec![unsafe { std::mem::zeroed::<libc::statx>() }; depth];
         assert_eq!(
-            uring(&mut ring, dirfd, &names, depth, &mut bufs),
+            uring(&mut ring, dirfd, &names, (depth, chain), &mut bufs),
             expected,
             "same inodes as statx(2)"
         );
-        group.bench_with_input(
-            BenchmarkId::new("io_uring_in_flight", depth),
-            &depth,
-            |b, &d| b.iter(|| uring(&mut ring, dirfd, &names, d, &mut bufs)),
-        );
+        let id = match chain {
+            1 => BenchmarkId::new("io_uring_in_flight", depth),
+            _ => BenchmarkId::new(format!("io_uring_chains_of_{chain}_in_flight"), depth),
+        };
+        group.bench_with_input(id, &(depth, chain), |b, &shape| {
+            b.iter(|| uring(&mut ring, dirfd, &names, shape, &mut bufs))
+        });
     }
     group.finish();
 }
