@@ -11,10 +11,11 @@
 //! last) and reaped in batches (the worker sleeps until a quarter of what
 //! is in flight has completed). A directory's stats go as chains of up to
 //! [`CHAIN`] hard-linked requests, which io-wq runs one after the other in
-//! one worker: one hand-off to a kernel thread per chain, not per stat. Directories are read with the kernel's
-//! `IORING_OP_GETDENTS` where it has it (chained by `d_off`, up to the
-//! read whose completion says the directory ended, or that returns 0 on a
-//! kernel that does not say), else with `getdents64` on the worker itself.
+//! one worker: one hand-off to a kernel thread per chain, not per stat.
+//! Directories are read with the kernel's `IORING_OP_GETDENTS` where it
+//! has it (chained by `d_off`, up to the read whose completion says the
+//! directory ended, or that returns 0 on a kernel that does not say), else
+//! with `getdents64` on the worker itself.
 //!
 //! The kernel runs every STATX (and GETDENTS) in an io-wq worker of the
 //! submitting thread. The first ring a thread creates sizes its bounded
@@ -969,15 +970,16 @@ impl<'p> Walker<'p> {
             self.active[ai].as_mut().expect("live").pending += 1;
             self.chain.push(sqe);
             if self.chain.len() == CHAIN {
-                // SAFETY: as below.
+                // SAFETY: every entry of the chain is a stat of this
+                // directory: see the push after the loop.
                 unsafe { self.push_chain() };
             }
         }
         // SAFETY: each name lives in `batch`, held by the active directory
-        // `ai` (and its descriptor with it) until `pending` drops to zero;
-        // each result buffer is its slot, not reused until its completion
-        // is reaped (`free`), and every operation completes before the
-        // buffers are dropped (`drain`).
+        // `ai` (and its descriptor with it) until `pending` (counted for
+        // each entry above) drops to zero; each result buffer is its slot,
+        // not reused until its completion is reaped (`free`), and every
+        // operation completes before the buffers are dropped (`drain`).
         unsafe { self.push_chain() };
         if let Some(Active {
             phase: Phase::Stating { next, .. },
