@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 use crate::links::{shard_of, SHARDS};
 use crate::node::DirNode;
 use crate::sys::Stat;
-use crate::totals::{InodeKey, Totals};
+use crate::totals::{disk_bytes, InodeKey, Totals};
 
 /// Receives each directory of a walk once its whole subtree is counted:
 /// children before their parent, the root last. Called from the worker
@@ -395,7 +395,7 @@ fn ncdu_fields(out: &mut Vec<u8>, name: &[u8], st: &Stat, with_dev: bool) {
     use std::io::Write as _;
     out.extend_from_slice(b"\"name\":");
     json_str(out, name);
-    let dsize = u128::from(st.blocks) * 512;
+    let dsize = disk_bytes(st.blocks);
     let _ = write!(
         out,
         ",\"asize\":{},\"dsize\":{},\"ino\":{}",

@@ -90,7 +90,7 @@ impl Totals {
 }
 
 /// The disk usage of `blocks` 512-byte blocks, exact in 128 bits.
-fn disk_bytes(blocks: u64) -> u128 {
+pub(crate) fn disk_bytes(blocks: u64) -> u128 {
     u128::from(blocks) * 512
 }
 

@@ -8,6 +8,7 @@ use io_uring_getdents::dirent::FileType;
 
 use crate::error::Error;
 use crate::sys::Stat;
+use crate::totals::disk_bytes;
 
 /// Receives what one worker finds: listed paths and errors. Each worker
 /// has its own, made by a [`VisitorBuilder`], so a visitor needs no lock;
@@ -187,7 +188,7 @@ impl Metadata {
 
     /// The disk space used, in bytes (`st_blocks * 512`, what `du -B1` adds).
     pub fn disk_bytes(&self) -> u64 {
-        self.0.blocks.saturating_mul(512)
+        u64::try_from(disk_bytes(self.0.blocks)).unwrap_or(u64::MAX)
     }
 
     /// The inode number.
