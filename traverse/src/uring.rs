@@ -694,7 +694,7 @@ impl<'p> Walker<'p> {
         // SAFETY: the buffer and the descriptor belong to the active
         // directory `ai`, which is not dropped while `pending` counts this
         // read, nor before every operation has completed (`drain`).
-        unsafe { self.push(&sqe) };
+        unsafe { self.push(std::slice::from_ref(&sqe)) };
     }
 
     /// A GETDENTS of `ai` completed with `res` and the completion's `flags`.
@@ -814,21 +814,21 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// Pushes an operation to the ring, submitting what is queued when the
-    /// submission queue is full.
+    /// Pushes operations to the ring, all in one submission, submitting
+    /// what is queued first when the submission queue has no room for them.
     ///
     /// # Safety
     ///
-    /// Whatever `sqe` points to (buffers, names, the descriptor) must stay
-    /// valid until its completion is reaped.
-    unsafe fn push(&mut self, sqe: &io_uring_getdents::io_uring::squeue::Entry) {
+    /// Whatever the entries point to (buffers, names, descriptors) must
+    /// stay valid until their completions are reaped.
+    unsafe fn push(&mut self, sqes: &[squeue::Entry]) {
         let ring = self
             .ring
             .as_mut()
             .expect("operations are pushed only with a ring");
         loop {
-            // SAFETY: the caller keeps what the entry points to alive.
-            if unsafe { ring.submission().push(sqe) }.is_ok() {
+            // SAFETY: the caller keeps what the entries point to alive.
+            if unsafe { ring.submission().push_multiple(sqes) }.is_ok() {
                 break;
             }
             if let Err(e) = ring.submit() {
@@ -837,7 +837,7 @@ impl<'p> Walker<'p> {
                 }
             }
         }
-        self.in_flight += 1;
+        self.in_flight += sqes.len();
     }
 
     /// Pushes the stats in `chain` as one chain of hard links (each runs
@@ -853,22 +853,10 @@ impl<'p> Walker<'p> {
         for sqe in &mut self.chain[..last] {
             *sqe = sqe.clone().flags(squeue::Flags::IO_HARDLINK);
         }
-        let ring = self
-            .ring
-            .as_mut()
-            .expect("operations are pushed only with a ring");
-        loop {
-            // SAFETY: the caller keeps what the entries point to alive.
-            if unsafe { ring.submission().push_multiple(&self.chain) }.is_ok() {
-                break;
-            }
-            if let Err(e) = ring.submit() {
-                if !retry(&e) {
-                    panic!("io_uring_enter failed: {e}");
-                }
-            }
-        }
-        self.in_flight += self.chain.len();
+        let chain = std::mem::take(&mut self.chain);
+        // SAFETY: the caller keeps what the entries point to alive.
+        unsafe { self.push(&chain) };
+        self.chain = chain;
         self.chain.clear();
     }
 
