@@ -201,7 +201,7 @@ const NAME_MAX: usize = 1024;
 
 /// Why this process cannot mount testfs, if it cannot: no `/dev/fuse`,
 /// or not root and no usable `fusermount3`. Tests that need a mount print
-/// "skipped: <why>" and return in that case.
+/// "skipped: " followed by the reason and return in that case.
 ///
 /// # Example
 ///
