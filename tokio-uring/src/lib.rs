@@ -98,6 +98,8 @@ mod fd;
 pub mod fs;
 mod op;
 mod pool;
+mod usable;
 pub mod walk;
 
 pub use error::PathError;
+pub use usable::io_uring_usable;

@@ -67,8 +67,14 @@ impl std::error::Error for RingError {
 }
 
 /// Sets up a small ring of its own and waits for a `NOP` on it: `Ok` when
-/// both work. Costs a ring's setup and one round trip (tens of
+/// both work. Costs a thread, a ring's setup and one round trip (tens of
 /// microseconds); [`io_uring_usable`] keeps the first answer.
+///
+/// The ring lives on a short-lived thread of its own (on the calling
+/// thread only if no thread can start): the first ring a thread sets up
+/// sizes that thread's io-wq pool for every later ring (to its
+/// submission queue's size, here 2), and the caller's pool is the
+/// caller's to size.
 ///
 /// ```
 /// match io_uring_getdents::detect::check_io_uring() {
@@ -77,6 +83,18 @@ impl std::error::Error for RingError {
 /// }
 /// ```
 pub fn check_io_uring() -> Result<(), RingError> {
+    match std::thread::Builder::new()
+        .name("io-uring-check".into())
+        .spawn(nop_round_trip)
+    {
+        Ok(thread) => thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Err(_) => nop_round_trip(),
+    }
+}
+
+fn nop_round_trip() -> Result<(), RingError> {
     let mut ring = IoUring::new(2).map_err(RingError::Setup)?;
     let nop = opcode::Nop::new().build();
     // SAFETY: a NOP points to no memory.
