@@ -67,8 +67,9 @@ impl std::error::Error for RingError {
 }
 
 /// Sets up a small ring of its own and waits for a `NOP` on it: `Ok` when
-/// both work. Costs a thread, a ring's setup and one round trip (tens of
-/// microseconds); [`io_uring_usable`] keeps the first answer.
+/// both work. Costs a thread, a ring's setup and one round trip (a median
+/// of 0.1 ms on a loaded 2-CPU machine); [`io_uring_usable`] keeps the
+/// first answer.
 ///
 /// The ring lives on a short-lived thread of its own (on the calling
 /// thread only if no thread can start): the first ring a thread sets up
