@@ -23,6 +23,10 @@
 //! checks that opcode number instead (still verified by steps 1-4, so an
 //! override never makes this crate submit a known operation with a
 //! directory and a buffer).
+//!
+//! [`cached`] first checks with [`io_uring_usable`] that this process can
+//! use io_uring at all: set up a ring and enter it (a `NOP`), since
+//! sandboxes may allow the first and refuse the second.
 
 use std::fmt;
 use std::fs;
@@ -74,6 +78,9 @@ fn mainline_release_last(opcode: u8) -> Option<&'static str> {
         .map(|&(_, name)| name)
 }
 use crate::syscall::getdents64;
+
+mod ring;
+pub use ring::{check_io_uring, io_uring_usable, RingError};
 
 /// The environment variable that overrides detection: `off`, `auto`, or an
 /// opcode number.
@@ -131,7 +138,9 @@ pub enum Unavailable {
     /// [`ENV_VAR`] holds something that is not a choice.
     BadOverride(String),
     /// io_uring itself is unavailable: `io_uring_setup` failed (kernel
-    /// without io_uring, `kernel.io_uring_disabled` sysctl, seccomp).
+    /// without io_uring, `kernel.io_uring_disabled` sysctl, seccomp), or
+    /// `io_uring_enter` did (a seccomp filter that allows only the setup);
+    /// the message names the call ([`io_uring_usable`]).
     NoIoUring(io::Error),
     /// `IORING_REGISTER_PROBE` failed (kernels before 5.6).
     ProbeFailed(io::Error),
@@ -298,9 +307,10 @@ pub fn cached() -> &'static Support {
     SUPPORT.get_or_init(|| match Choice::from_env() {
         Err(msg) => Support::Unavailable(Unavailable::BadOverride(msg)),
         Ok(Choice::Off) => Support::Unavailable(Unavailable::Disabled),
-        Ok(choice) => match IoUring::new(4) {
-            Ok(ring) => detect_with(&ring, choice),
-            Err(e) => Support::Unavailable(Unavailable::NoIoUring(e)),
+        Ok(choice) => match io_uring_usable().map(|()| IoUring::new(4)) {
+            Ok(Ok(ring)) => detect_with(&ring, choice),
+            Ok(Err(e)) => Support::Unavailable(Unavailable::NoIoUring(e)),
+            Err(why) => Support::Unavailable(Unavailable::NoIoUring(why.to_io_error())),
         },
     })
 }

@@ -46,6 +46,14 @@
 //! }
 //! ```
 //!
+//! A sandbox may refuse io_uring (a seccomp filter): `tokio_uring::start`
+//! panics when `io_uring_setup` is refused, so a program that must run
+//! there asks [`io_uring_usable`] first and takes a path without io_uring
+//! on `Err`. When only `io_uring_enter` is refused, every open of this
+//! crate fails at once with an error naming the call (the walk and the
+//! bridge yield it as their one item), instead of waiting for a
+//! completion that never comes.
+//!
 //! # Walking a tree
 //!
 //! [`walk::WalkBuilder`] walks a tree recursively: a stream of entries
@@ -98,6 +106,8 @@ mod fd;
 pub mod fs;
 mod op;
 mod pool;
+mod usable;
 pub mod walk;
 
 pub use error::PathError;
+pub use usable::io_uring_usable;

@@ -104,14 +104,13 @@ const SLOW_GETDENTS: Duration = Duration::from_millis(1);
 /// Marks a completion's `user_data` as a directory read (else a statx).
 const READ_TAG: u64 = 1 << 63;
 
-/// Whether io_uring can be set up at all (not disabled by the
-/// `kernel.io_uring_disabled` sysctl or a seccomp filter); the reason when
-/// not. The probe ring lives on the calling thread, never on a walker.
+/// Whether io_uring can be set up *and* entered (neither disabled by the
+/// `kernel.io_uring_disabled` sysctl nor refused by a seccomp filter, which
+/// may allow `io_uring_setup` and refuse `io_uring_enter`); the reason
+/// when not. Checked once per process, on the calling thread's ring of
+/// its own, never on a walker's.
 pub(crate) fn available() -> Result<(), String> {
-    match IoUring::new(2) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!("io_uring_setup failed: {e}")),
-    }
+    io_uring_getdents::detect::io_uring_usable().map_err(|why| why.to_string())
 }
 
 /// The workers and what they share.

@@ -205,6 +205,7 @@ impl DirBuilder {
     }
 
     pub(super) fn config(&self, path: &Path) -> io::Result<Config> {
+        crate::usable::enterable().map_err(|e| PathError::wrap("open directory", path, e))?;
         let backend = self.backend.resolve().map_err(|msg| {
             PathError::wrap(
                 "open directory",
@@ -230,7 +231,11 @@ impl DirBuilder {
     /// (`EMFILE`: too many open files); `InvalidInput` when the path holds a
     /// NUL byte; `Unsupported` when [`BackendChoice::Getdents`] was asked
     /// for on a kernel without it; `NotADirectory` for a symbolic link
-    /// with [`nofollow`](DirBuilder::nofollow).
+    /// with [`nofollow`](DirBuilder::nofollow). When the process may set
+    /// up a ring but not enter it (a seccomp filter that refuses
+    /// `io_uring_enter`), the error names `io_uring_enter`, of the kind
+    /// its errno gives (`PermissionDenied`, `Unsupported`), at once: no
+    /// operation is submitted that would never complete.
     ///
     /// # Panics
     ///

@@ -117,7 +117,7 @@ impl StatxFuture {
     }
 
     pub(crate) fn for_path(path: &Path, mask: u32) -> StatxFuture {
-        let op = match CName::from_path(path) {
+        let op = match crate::usable::enterable().and_then(|()| CName::from_path(path)) {
             Ok(name) => statx(None, name, mask),
             Err(e) => Oneshot::Failed(Some(PathError::wrap("stat", PathBuf::from(path), e))),
         };

@@ -36,7 +36,9 @@ pub use name::ChildName;
 ///
 /// `NotFound`, `PermissionDenied`, `NotADirectory` (a prefix is not a
 /// directory) or another errno, naming `path`; `InvalidInput` when the
-/// path holds a NUL byte.
+/// path holds a NUL byte; an error naming `io_uring_enter` when the
+/// process may not enter its ring (a seccomp filter), as
+/// [`DirBuilder::open`].
 ///
 /// # Panics
 ///

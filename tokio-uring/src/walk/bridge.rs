@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use super::{WalkBuilder, WalkEntry};
+use crate::error::PathError;
 
 /// Entries per message: a channel send and a wake-up cost about as much
 /// as a few hundred entries, so they travel in batches. A batch leaves as
@@ -63,6 +64,12 @@ pub(super) fn spawn(builder: WalkBuilder) -> io::Result<WalkReceiver> {
     std::thread::Builder::new()
         .name("tokio-uring-walk".into())
         .spawn(move || {
+            // Without a ring to set up and enter, tokio-uring's start would
+            // panic, or its operations never complete: one error item.
+            if let Err(e) = crate::io_uring_usable() {
+                let _ = tx.blocking_send(vec![Err(PathError::wrap("walk", &*root, e))]);
+                return;
+            }
             let sender = tx.clone();
             let run = catch_unwind(AssertUnwindSafe(move || {
                 tokio_uring::start(async move {

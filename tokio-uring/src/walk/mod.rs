@@ -195,7 +195,10 @@ impl WalkBuilder {
     ///
     /// # Errors
     ///
-    /// When the thread cannot be created.
+    /// When the thread cannot be created. When io_uring cannot be set up or
+    /// entered in this process ([`io_uring_usable`](crate::io_uring_usable)),
+    /// the receiver yields one error naming the root and the system call,
+    /// then ends.
     ///
     /// # Example
     ///
