@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
+use crate::dirpath::DirHandle;
 use crate::links::{shard_of, SHARDS};
 use crate::node::DirNode;
 use crate::sys::Stat;
@@ -89,7 +90,7 @@ pub trait DirVisitor: Send + Sync {
 /// }
 /// ```
 pub struct DirTotals<'a> {
-    node: &'a DirNode,
+    node: &'a Arc<DirNode>,
     totals: &'a Totals,
     tree: Option<&'a NcduDir>,
 }
@@ -104,6 +105,12 @@ impl DirTotals<'_> {
     /// Levels below the root (the root is 0).
     pub fn depth(&self) -> usize {
         self.node.depth()
+    }
+
+    /// The directory, kept for later without building its path (which
+    /// takes time in proportion to the depth): see [`DirHandle`].
+    pub fn handle(&self) -> DirHandle {
+        DirHandle(Arc::clone(self.node))
     }
 
     /// The totals of the directory and everything below it.
@@ -255,7 +262,7 @@ impl Breakdown {
 
     /// One part of `dir` is done; when it was the last, hands `dir` to the
     /// visitor and counts it done in its parent, and so on up.
-    pub fn done(&self, dir: &DirNode) {
+    pub fn done(&self, dir: &Arc<DirNode>) {
         let mut cur = dir;
         loop {
             let tally = cur.tally().expect("a breakdown tallies every directory");
@@ -370,6 +377,18 @@ impl NcduDir {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for NcduDir {
+    /// Frees the subdirectories from an explicit stack: the default drop
+    /// recurses once per level, and a chain of tens of thousands of
+    /// directories would overflow a worker thread's stack.
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.dirs);
+        while let Some(mut dir) = stack.pop() {
+            stack.append(&mut dir.dirs);
+        }
     }
 }
 

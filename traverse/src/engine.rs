@@ -13,6 +13,7 @@ use io_uring_getdents::dirent::FileType;
 
 use crate::breakdown::{ncdu_entry, Breakdown};
 use crate::config::Config;
+use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
 use crate::node::{push_name, DirNode, FdBudget};
@@ -105,7 +106,7 @@ impl Shared {
     /// The reading of `dir` is over, every part of it (after the worker
     /// that read the last part has left it): with a breakdown, its totals
     /// become final once its subdirectories are.
-    pub fn read_done(&self, dir: &DirNode) {
+    pub fn read_done(&self, dir: &Arc<DirNode>) {
         if let Some(breakdown) = &self.breakdown {
             breakdown.done(dir);
         }
@@ -128,8 +129,9 @@ pub(crate) struct Worker<'v> {
     visitor: Box<dyn Visitor + 'v>,
     /// The directory being read.
     dir: Option<Arc<DirNode>>,
-    /// Its path, built on first use (listings and messages only).
-    dir_path: Vec<u8>,
+    /// Its path, built on first use (listings and messages only) from
+    /// the last directory's.
+    dir_path: PathCache,
     dir_path_built: bool,
     entry_path: Vec<u8>,
     /// Entries and bytes of the current directory, for [`Progress`].
@@ -152,7 +154,7 @@ impl<'v> Worker<'v> {
             acc: Accumulator::new(shared.config.count_links),
             visitor,
             dir: None,
-            dir_path: Vec::new(),
+            dir_path: PathCache::default(),
             dir_path_built: false,
             entry_path: Vec::new(),
             seen: 0,
@@ -205,7 +207,7 @@ impl<'v> Worker<'v> {
             self.here.add_kind(st.mode);
             self.build_dir_path();
             self.entry_path.clear();
-            self.entry_path.extend_from_slice(&self.dir_path);
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
             if let Some(name) = name {
                 push_name(&mut self.entry_path, name);
             }
@@ -232,10 +234,11 @@ impl<'v> Worker<'v> {
     /// Builds the current directory's path if not done yet.
     fn build_dir_path(&mut self) {
         if !self.dir_path_built {
-            self.dir_path.clear();
-            if let Some(dir) = &self.dir {
-                let path = dir.path();
-                self.dir_path.extend_from_slice(path.as_os_str().as_bytes());
+            match &self.dir {
+                Some(dir) => {
+                    self.dir_path.path_of(dir);
+                }
+                None => self.dir_path.clear(),
             }
             self.dir_path_built = true;
         }
@@ -244,7 +247,11 @@ impl<'v> Worker<'v> {
     /// An error on the current directory itself.
     pub fn dir_error(&mut self, op: Op, cause: io::Error) {
         self.build_dir_path();
-        let err = Error::new(Path::new(OsStr::from_bytes(&self.dir_path)), op, cause);
+        let err = Error::new(
+            Path::new(OsStr::from_bytes(self.dir_path.bytes())),
+            op,
+            cause,
+        );
         self.acc.totals.errors += 1;
         self.here.errors += 1;
         self.here_failed = true;
@@ -255,7 +262,7 @@ impl<'v> Worker<'v> {
     pub fn entry_error(&mut self, name: &[u8], op: Op, cause: io::Error) {
         self.build_dir_path();
         self.entry_path.clear();
-        self.entry_path.extend_from_slice(&self.dir_path);
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
         let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
         self.acc.totals.errors += 1;
@@ -281,7 +288,7 @@ impl<'v> Worker<'v> {
         if self.breakdown.is_some() {
             self.build_dir_path();
             self.entry_path.clear();
-            self.entry_path.extend_from_slice(&self.dir_path);
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
             push_name(&mut self.entry_path, name);
             if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
                 breakdown.link_known(dir, &self.entry_path, key);
@@ -362,7 +369,7 @@ impl<'v> Worker<'v> {
         if shared.config.list {
             self.build_dir_path();
             self.entry_path.clear();
-            self.entry_path.extend_from_slice(&self.dir_path);
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
             push_name(&mut self.entry_path, name);
             let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
             let path = Path::new(OsStr::from_bytes(&self.entry_path));

@@ -238,6 +238,12 @@ impl Visitor for WorkerSink<'_> {
     fn error(&mut self, err: Error) {
         // On a terminal, first clear a progress line that may be showing.
         let clear = if self.sink.stderr_tty { "\r\x1b[K" } else { "" };
+        if err.path().as_os_str().is_empty() {
+            // An empty PATH would print as nothing at all: say what it is,
+            // in du's words.
+            eprintln!("{clear}traverse: cannot access '': {}", err.cause());
+            return;
+        }
         eprintln!(
             "{clear}traverse: {}: {}: {}",
             output::human_path(err.path()),

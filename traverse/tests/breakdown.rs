@@ -516,6 +516,67 @@ fn export_to_stdout_is_the_only_output() {
     let (code, _, err) = run(Command::new(bin()).args(["--export", "-"]).arg(&t).arg(&t));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("one PATH"), "{err}");
+    // Other output asked for beside it is refused, not left out silently.
+    for (extra, option) in [
+        (&["--json"][..], "--json"),
+        (&["-d", "1"][..], "--max-depth"),
+        (&["-d", "0"][..], "--max-depth"),
+        (&["--top", "2"][..], "--top"),
+    ] {
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--export", "-"])
+            .args(extra)
+            .arg(&t));
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(out.is_empty(), "{extra:?}: {out}");
+        assert!(
+            err.contains("--export -") && err.contains(option),
+            "{extra:?}: {err}"
+        );
+    }
+}
+
+/// An export that fails for want of space (a tmpfs of 64 KiB, mounted for
+/// the test: skipped where mounting is not allowed) leaves no file behind,
+/// neither under its name nor under the temporary one; the walk's totals
+/// are still printed and the exit status is 1.
+#[test]
+fn a_failed_export_leaves_no_file() {
+    let env = TestEnv::new();
+    let t = env.mkdir("t");
+    for i in 0..2000 {
+        env.file(&format!("t/d{}/a-rather-long-file-name-{i}", i % 20), 1);
+    }
+    let small = env.mkdir("small");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        println!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    for engine in ENGINES {
+        let file = small.join("tree.json");
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--engine", engine, "--export"])
+            .arg(&file)
+            .arg(&t));
+        assert_eq!(code, Some(1), "{engine}: {err}");
+        assert!(
+            err.contains("tree.json: write error") && err.contains("No space left on device"),
+            "{engine}: {err}"
+        );
+        assert!(out.contains("2000 files"), "{engine}: {out}");
+        let left: Vec<_> = fs::read_dir(&small)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{engine}: {left:?} left behind");
+    }
+    let unmounted = Command::new("umount").arg(&small).status().unwrap();
+    assert!(unmounted.success());
 }
 
 /// On a terminal, the progress line shows while a breakdown walks (a slow

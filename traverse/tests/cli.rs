@@ -40,7 +40,6 @@ fn usage_errors_exit_2_with_a_message() {
     let cases: Vec<(Vec<&OsStr>, &str)> = vec![
         (vec![], "PATH"),
         (vec![OsStr::new("--bogus"), d], "--bogus"),
-        (vec![OsStr::new("")], "PATH"),
         (vec![OsStr::new("--engine"), OsStr::new("fast"), d], "fast"),
         (vec![OsStr::new("-j"), OsStr::new("0"), d], "0"),
         (vec![OsStr::new("-j"), OsStr::new("many"), d], "many"),
@@ -55,6 +54,26 @@ fn usage_errors_exit_2_with_a_message() {
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+}
+
+/// An empty PATH names no file: reported as du reports it (not as a
+/// missing option value), exit status 1, the other PATHs walked.
+#[test]
+fn an_empty_path_is_reported_as_no_such_file() {
+    let env = TestEnv::new();
+    env.file("f", 10);
+    let (code, stdout, stderr) =
+        code_and_stderr(&[OsStr::new("--json"), OsStr::new(""), env.root().as_os_str()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "traverse: cannot access '': No such file or directory (os error 2)\n"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    let (path, t) = parse_json(lines[0]);
+    assert_eq!((path.as_str(), t.errors, t.dirs), ("\"\"", 1, 0));
+    assert_eq!(parse_json(lines[1]).1.files, 1);
 }
 
 #[test]
