@@ -20,7 +20,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
@@ -136,6 +136,8 @@ pub(crate) struct Tally {
     sums: Mutex<Totals>,
     /// Parts not done yet (see the module's documentation).
     left: AtomicUsize,
+    /// Not handed to the visitor: counted under an earlier root.
+    left_out: AtomicBool,
     /// With an ncdu export: the directory's own fields and what is below.
     tree: Option<Mutex<NcduDir>>,
 }
@@ -161,6 +163,7 @@ impl Tally {
         Tally {
             sums: Mutex::new(sums),
             left: AtomicUsize::new(1),
+            left_out: AtomicBool::new(false),
             tree: tree.map(Mutex::new),
         }
     }
@@ -168,6 +171,12 @@ impl Tally {
     /// Whether an ncdu tree is built.
     pub fn ncdu(&self) -> bool {
         self.tree.is_some()
+    }
+
+    /// Leaves the directory out of the visitor's calls (it was counted
+    /// under an earlier root); what it holds still goes to its parent.
+    pub fn leave_out(&self) {
+        self.left_out.store(true, Ordering::Relaxed);
     }
 
     /// One more part to wait for (a subdirectory, a held name).
@@ -276,11 +285,13 @@ impl Breakdown {
                 t.dirs.shrink_to_fit();
                 std::mem::take(&mut *t)
             });
-            self.visitor.dir(&DirTotals {
-                node: cur,
-                totals: &totals,
-                tree: tree.as_ref().filter(|_| cur.parent().is_none()),
-            });
+            if !tally.left_out.load(Ordering::Relaxed) {
+                self.visitor.dir(&DirTotals {
+                    node: cur,
+                    totals: &totals,
+                    tree: tree.as_ref().filter(|_| cur.parent().is_none()),
+                });
+            }
             let Some(parent) = cur.parent() else {
                 return;
             };

@@ -183,7 +183,9 @@ impl Opts {
         walk.engine(self.engine)
             .count_links(self.count_links)
             .one_file_system(self.one_file_system)
-            .list(self.list);
+            .list(self.list)
+            // Every inode once per invocation, as du counts it.
+            .count_once(self.paths.len() > 1);
         if let Some(jobs) = self.jobs {
             walk.jobs(jobs as usize);
         }

@@ -21,6 +21,7 @@ use crate::sys::Stat;
 use crate::totals::Progress;
 use crate::totals::{Accumulator, InodeKey, Totals};
 use crate::visit::{Entry, Visitor};
+use rustc_hash::FxHashSet;
 
 /// The settings and shared state of one root's walk.
 #[derive(Debug)]
@@ -36,7 +37,13 @@ pub(crate) struct Shared {
     pub progress: Arc<Progress>,
     /// Per-directory totals, when asked for.
     pub breakdown: Option<Arc<Breakdown>>,
+    /// With [`Config::count_once`]: the directories counted under the
+    /// roots walked before this one.
+    pub counted_before: Option<Arc<DirSet>>,
 }
+
+/// Directories by (device, inode).
+pub(crate) type DirSet = FxHashSet<InodeKey>;
 
 impl Shared {
     pub fn interrupted(&self) -> bool {
@@ -146,6 +153,8 @@ pub(crate) struct Worker<'v> {
     /// reading it failed.
     here_ncdu: Vec<u8>,
     here_failed: bool,
+    /// See [`Shared::counted_before`].
+    counted_before: Option<Arc<DirSet>>,
 }
 
 impl<'v> Worker<'v> {
@@ -163,6 +172,7 @@ impl<'v> Worker<'v> {
             here: Totals::default(),
             here_ncdu: Vec::new(),
             here_failed: false,
+            counted_before: shared.counted_before.clone(),
         }
     }
 
@@ -275,6 +285,9 @@ impl<'v> Worker<'v> {
     /// not in [`entry`](Self::entry).
     pub fn count_stat(&mut self, st: &Stat) {
         self.seen += 1;
+        if st.is_dir() && self.counted_before.is_some() {
+            self.acc.dirs.push(st.id());
+        }
         self.acc.add(st);
         self.tally(self.acc.count_links(), None, st);
     }
@@ -304,6 +317,14 @@ impl<'v> Worker<'v> {
         let Some(dir) = self.dir.clone() else {
             return true;
         };
+        if self.counted_before(st) {
+            // Counted under an earlier root: du leaves it out silently,
+            // line included.
+            if let Some(tally) = dir.tally() {
+                tally.leave_out();
+            }
+            return false;
+        }
         let same = st.may_loop().then(|| dir.parent()).flatten();
         if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
             let cause = loop_cause(same);
@@ -324,6 +345,9 @@ impl<'v> Worker<'v> {
         self.seen += 1;
         let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
         let reads = shared.reads(depth);
+        if st.is_some_and(|st| self.counted_before(st)) {
+            return false;
+        }
         if let Some(st) = st.filter(|st| st.is_dir() && st.may_loop()) {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
             if let Some(same) = same {
@@ -346,6 +370,9 @@ impl<'v> Worker<'v> {
                 false
             }
             Some(st) => {
+                if st.is_dir() && self.counted_before.is_some() {
+                    self.acc.dirs.push(st.id());
+                }
                 if shared.config.counts_types_only() {
                     self.acc.add_type(d_type_of(st.mode));
                 } else {
@@ -378,6 +405,17 @@ impl<'v> Worker<'v> {
                 .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
         }
         is_dir
+    }
+}
+
+impl Worker<'_> {
+    /// Whether `st` is a directory counted under an earlier root.
+    fn counted_before(&self, st: &Stat) -> bool {
+        st.is_dir()
+            && self
+                .counted_before
+                .as_ref()
+                .is_some_and(|set| set.contains(&st.id()))
     }
 }
 

@@ -86,6 +86,10 @@ fn main() -> ExitCode {
         } else {
             run()
         };
+        if summary.repeated {
+            // Counted under an earlier PATH: du prints nothing for it.
+            continue;
+        }
         all += summary.totals;
         partial |= summary.partial;
         let text = match (&dirs, config.output) {

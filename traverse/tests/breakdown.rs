@@ -735,3 +735,57 @@ fn many_hard_links_give_the_same_lines_with_or_without_a_stat_per_name() {
         }
     }
 }
+
+/// The same tree twice, a tree and its subdirectory, and the other way
+/// round: every directory is counted once per invocation, as du counts
+/// every inode once across its arguments (a PATH counted before prints
+/// nothing; a PATH holding an earlier one leaves it out), in the lines of
+/// `-d 1`, in the per-PATH totals and in the grand total.
+#[test]
+fn overlapping_paths_count_each_directory_once_as_du() {
+    let env = TestEnv::new();
+    let a = env.mkdir("a");
+    env.file("a/sub/x/f", 6);
+    env.file("a/other/g", 9);
+    env.file("a/top", 3000);
+    let sub = a.join("sub");
+    let x = sub.join("x");
+    let cases: [&[&Path]; 4] = [&[&a, &a], &[&a, &sub], &[&sub, &a], &[&sub, &x, &a, &a]];
+    for paths in cases {
+        let (code, want_d1, err) = run(Command::new("du").args(["-b", "-d", "1"]).args(paths));
+        assert_eq!(code, Some(0), "{err}");
+        let (_, want_s, _) = run(Command::new("du").args(["-sbc"]).args(paths));
+        // du -sbc: "SIZE\tPATH" per PATH counted, then the total.
+        let want_s: Vec<(u128, String)> = want_s
+            .lines()
+            .map(|l| {
+                let (size, path) = l.split_once('\t').unwrap();
+                (size.parse().unwrap(), path.to_owned())
+            })
+            .collect();
+        for engine in ENGINES {
+            let (code, got, err) = run(Command::new(bin())
+                .args(["--engine", engine, "-d", "1"])
+                .args(paths));
+            assert_eq!(code, Some(0), "{engine} {paths:?}: {err}");
+            assert_eq!(sorted(&got), sorted(&want_d1), "{engine} {paths:?}");
+            let (code, got, err) = run(Command::new(bin())
+                .args(["--engine", engine, "--json"])
+                .args(paths));
+            assert_eq!(code, Some(0), "{engine} {paths:?}: {err}");
+            let got: Vec<(u128, String)> = got
+                .lines()
+                .map(|l| {
+                    let (path, t) = parse_json(l);
+                    let path = if path == "null" {
+                        "total".to_owned()
+                    } else {
+                        path.trim_matches('"').to_owned()
+                    };
+                    (t.bytes, path)
+                })
+                .collect();
+            assert_eq!(got, want_s, "{engine} {paths:?}");
+        }
+    }
+}
