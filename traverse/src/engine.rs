@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
+use crate::links::MountNames;
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Progress;
@@ -40,6 +41,8 @@ pub(crate) struct Shared {
     /// With [`Config::count_once`]: the directories counted under the
     /// roots walked before this one.
     pub counted_before: Option<Arc<DirSet>>,
+    /// The mount points' names, read once for a series of roots.
+    pub mount_names: Arc<MountNames>,
 }
 
 /// Directories by (device, inode).

@@ -16,6 +16,7 @@ use crate::config::{Config, Engine};
 use crate::dispatch;
 use crate::engine::{self, DirSet, Shared};
 use crate::error::{Error, Op};
+use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::sys;
 use crate::totals::{Accumulator, InodeKey, Progress, Totals};
@@ -54,6 +55,8 @@ pub struct Walk {
     /// With `count_once`: the directories counted by the runs so far.
     /// Shared with a run's workers, and grown (unshared again) after it.
     pub(crate) dirs_seen: Mutex<Arc<DirSet>>,
+    /// Read once for the runs from one [`run`](Walk::run) to the next.
+    pub(crate) mount_names: Mutex<Arc<MountNames>>,
     pub(crate) progress: Arc<Progress>,
 }
 
@@ -104,6 +107,7 @@ impl Walk {
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
+        *self.mount_names.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         self.progress.reset();
         self.run_next(root, visitors)
     }
@@ -346,6 +350,9 @@ impl Walk {
                 progress: Arc::clone(&self.progress),
                 breakdown,
                 counted_before,
+                mount_names: Arc::clone(
+                    &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
+                ),
             });
             let root = DirNode::root(croot, fd, st.id(), tally);
             if shared.reads(0) {

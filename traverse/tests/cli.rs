@@ -689,3 +689,61 @@ fn entry_removed_between_getdents_and_statx_is_an_error_and_the_walk_goes_on() {
     let stats = mount.unmount().unwrap();
     assert!(stats.enoent_injected >= 2 * ENGINES.len() as u64, "{stats}");
 }
+
+/// Many PATHs, walked one after the other: the totals are du's, and the
+/// mount table (read to know which names may be mount points) is read
+/// once for all of them, not once per PATH (it was more than half of the
+/// CPU time of each small PATH). The count of its opens needs strace
+/// (skipped without it, as in the test VM).
+#[test]
+fn many_paths_are_counted_as_du_and_read_the_mount_table_once() {
+    let env = TestEnv::new();
+    let paths: Vec<PathBuf> = (0..300)
+        .map(|i| {
+            env.file(&format!("p{i}/f"), i);
+            env.root().join(format!("p{i}"))
+        })
+        .collect();
+    let du_total = Command::new("du")
+        .arg("-sbc")
+        .args(&paths)
+        .output()
+        .unwrap();
+    let du_total: u128 = String::from_utf8_lossy(&du_total.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.split('\t').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    for engine in ENGINES {
+        let mut args = vec![
+            OsStr::new("--json"),
+            OsStr::new("--engine"),
+            OsStr::new(engine),
+        ];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        let (code, stdout, stderr) = code_and_stderr(&args);
+        assert_eq!(code, Some(0), "{engine}: {stderr}");
+        let (_, total) = parse_json(stdout.lines().last().unwrap());
+        assert_eq!((total.bytes, total.files), (du_total, 300), "{engine}");
+        let report = env.root().join(format!("strace-{engine}.txt"));
+        let traced = Command::new("strace")
+            .args(["-f", "-e", "trace=openat", "-o"])
+            .arg(&report)
+            .arg(bin())
+            .args(&args)
+            .output();
+        let Ok(traced) = traced else {
+            println!("skipped: strace is not installed here");
+            continue;
+        };
+        assert!(traced.status.success(), "{engine}");
+        let opens = fs::read_to_string(&report)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("/proc/self/mountinfo"))
+            .count();
+        assert!(opens <= 1, "{engine}: the mount table read {opens} times");
+    }
+}
