@@ -140,9 +140,21 @@ impl Dirs {
             ),
             Some(path) => {
                 let name = output::human_path(path);
-                let (pending, file) = Pending::create(path).map_err(|e| format!("{name}: {e}"))?;
+                // A device, a fifo or a symlink (`/dev/stdout`) is written
+                // through: a rename would replace it with a file.
+                let plain = std::fs::symlink_metadata(path).map_or(true, |m| m.is_file());
+                let (pending, file) = if plain {
+                    let (pending, file) =
+                        Pending::create(path).map_err(|e| format!("{name}: {e}"))?;
+                    (Some(pending), file)
+                } else {
+                    (
+                        None,
+                        File::create(path).map_err(|e| format!("{name}: {e}"))?,
+                    )
+                };
                 let out = Box::new(BufWriter::with_capacity(1 << 20, file));
-                (out, name, Some(pending))
+                (out, name, pending)
             }
         };
         Ok(Some(Export {

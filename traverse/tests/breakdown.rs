@@ -789,3 +789,30 @@ fn overlapping_paths_count_each_directory_once_as_du() {
         }
     }
 }
+
+/// The export's temporary name and rename are for regular files only: a
+/// device (`/dev/null`) or a symlink given as FILE is written through,
+/// never replaced by a file.
+#[test]
+fn an_export_to_a_device_or_a_symlink_writes_through_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    let (code, _, err) = run(Command::new(bin()).args(["--export", "/dev/null"]).arg(&t));
+    assert_eq!(code, Some(0), "{err}");
+    let null = fs::symlink_metadata("/dev/null").unwrap();
+    assert!(
+        null.file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
+    let real = env.root().join("real.json");
+    let link = env.root().join("link.json");
+    symlink(&real, &link).unwrap();
+    let (code, _, err) = run(Command::new(bin()).arg("--export").arg(&link).arg(&t));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(fs::read(&real).unwrap().ends_with(b"]\n"));
+}
