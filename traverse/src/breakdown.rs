@@ -20,11 +20,12 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
+use crate::dirpath::DirHandle;
 use crate::links::{shard_of, SHARDS};
 use crate::node::DirNode;
 use crate::sys::Stat;
@@ -89,7 +90,7 @@ pub trait DirVisitor: Send + Sync {
 /// }
 /// ```
 pub struct DirTotals<'a> {
-    node: &'a DirNode,
+    node: &'a Arc<DirNode>,
     totals: &'a Totals,
     tree: Option<&'a NcduDir>,
 }
@@ -104,6 +105,12 @@ impl DirTotals<'_> {
     /// Levels below the root (the root is 0).
     pub fn depth(&self) -> usize {
         self.node.depth()
+    }
+
+    /// The directory, kept for later without building its path (which
+    /// takes time in proportion to the depth): see [`DirHandle`].
+    pub fn handle(&self) -> DirHandle {
+        DirHandle(Arc::clone(self.node))
     }
 
     /// The totals of the directory and everything below it.
@@ -129,6 +136,8 @@ pub(crate) struct Tally {
     sums: Mutex<Totals>,
     /// Parts not done yet (see the module's documentation).
     left: AtomicUsize,
+    /// Not handed to the visitor: counted under an earlier root.
+    left_out: AtomicBool,
     /// With an ncdu export: the directory's own fields and what is below.
     tree: Option<Mutex<NcduDir>>,
 }
@@ -154,6 +163,7 @@ impl Tally {
         Tally {
             sums: Mutex::new(sums),
             left: AtomicUsize::new(1),
+            left_out: AtomicBool::new(false),
             tree: tree.map(Mutex::new),
         }
     }
@@ -161,6 +171,12 @@ impl Tally {
     /// Whether an ncdu tree is built.
     pub fn ncdu(&self) -> bool {
         self.tree.is_some()
+    }
+
+    /// Leaves the directory out of the visitor's calls (it was counted
+    /// under an earlier root); what it holds still goes to its parent.
+    pub fn leave_out(&self) {
+        self.left_out.store(true, Ordering::Relaxed);
     }
 
     /// One more part to wait for (a subdirectory, a held name).
@@ -255,7 +271,7 @@ impl Breakdown {
 
     /// One part of `dir` is done; when it was the last, hands `dir` to the
     /// visitor and counts it done in its parent, and so on up.
-    pub fn done(&self, dir: &DirNode) {
+    pub fn done(&self, dir: &Arc<DirNode>) {
         let mut cur = dir;
         loop {
             let tally = cur.tally().expect("a breakdown tallies every directory");
@@ -269,11 +285,13 @@ impl Breakdown {
                 t.dirs.shrink_to_fit();
                 std::mem::take(&mut *t)
             });
-            self.visitor.dir(&DirTotals {
-                node: cur,
-                totals: &totals,
-                tree: tree.as_ref().filter(|_| cur.parent().is_none()),
-            });
+            if !tally.left_out.load(Ordering::Relaxed) {
+                self.visitor.dir(&DirTotals {
+                    node: cur,
+                    totals: &totals,
+                    tree: tree.as_ref().filter(|_| cur.parent().is_none()),
+                });
+            }
             let Some(parent) = cur.parent() else {
                 return;
             };
@@ -370,6 +388,18 @@ impl NcduDir {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for NcduDir {
+    /// Frees the subdirectories from an explicit stack: the default drop
+    /// recurses once per level, and a chain of tens of thousands of
+    /// directories would overflow a worker thread's stack.
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.dirs);
+        while let Some(mut dir) = stack.pop() {
+            stack.append(&mut dir.dirs);
+        }
     }
 }
 

@@ -33,6 +33,7 @@ pub struct WalkBuilder {
     engine: Engine,
     jobs: Option<usize>,
     count_links: bool,
+    count_once: bool,
     one_file_system: bool,
     list: bool,
     list_metadata: bool,
@@ -63,6 +64,7 @@ impl WalkBuilder {
             engine: Engine::Auto,
             jobs: None,
             count_links: false,
+            count_once: false,
             one_file_system: false,
             list: false,
             list_metadata: false,
@@ -95,6 +97,38 @@ impl WalkBuilder {
     /// Count the size of a hard-linked inode for every link (`du -l`).
     pub fn count_links(&mut self, yes: bool) -> &mut WalkBuilder {
         self.count_links = yes;
+        self
+    }
+
+    /// With several roots walked by [`Walk::run_next`] (or
+    /// [`Walk::run_dirs`]): count every directory once across them, as
+    /// `du A B` counts every inode once across its arguments. A directory
+    /// counted under an earlier root (the same root twice, or a root inside
+    /// an earlier one) is neither counted nor descended into again, and a
+    /// root counted before gives a [`Summary`](crate::Summary) marked
+    /// [`repeated`](crate::Summary::repeated) with nothing counted. Each
+    /// directory's identity is kept until [`Walk::run`] starts afresh (16
+    /// bytes a directory). No effect on a listing, which lists every path
+    /// as `find A B` does.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("sub"))?;
+    /// std::fs::write(dir.path().join("sub/f"), b"12345")?;
+    /// let walk = traverse::WalkBuilder::new().count_once(true).build();
+    /// let sub = walk.run(&dir.path().join("sub"), &traverse::Ignore);
+    /// let all = walk.run_next(dir.path(), &traverse::Ignore);
+    /// // `sub` is not counted again under its parent.
+    /// assert_eq!(all.totals.dirs, 1);
+    /// assert_eq!(sub.totals.files + all.totals.files, 1);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    ///
+    /// [`Walk::run_next`]: crate::Walk::run_next
+    /// [`Walk::run_dirs`]: crate::Walk::run_dirs
+    /// [`Walk::run`]: crate::Walk::run
+    pub fn count_once(&mut self, yes: bool) -> &mut WalkBuilder {
+        self.count_once = yes;
         self
     }
 
@@ -295,6 +329,7 @@ impl WalkBuilder {
                 jobs,
                 max_jobs,
                 count_links: self.count_links,
+                count_once: self.count_once && !self.list,
                 one_file_system: self.one_file_system,
                 list: self.list,
                 list_metadata: self.list_metadata,
@@ -307,6 +342,8 @@ impl WalkBuilder {
             limit,
             interrupt: self.interrupt.clone().unwrap_or_default(),
             seen: Mutex::new(HashSet::new()),
+            dirs_seen: Mutex::default(),
+            mount_names: Mutex::default(),
             progress: Arc::new(Progress::default()),
         }
     }

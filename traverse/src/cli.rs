@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::Parser;
 use traverse::{Engine, WalkBuilder};
 
@@ -39,7 +40,11 @@ pub struct Opts {
     /// Directories to count. A PATH that is not a directory (a file, a
     /// symlink, which is not followed: write `link/` to walk its target) is
     /// reported as an error (exit status 1) and the other PATHs are walked.
-    #[arg(value_name = "PATH", required = true)]
+    // Parsed as OS strings: clap's path parser refuses an empty PATH as a
+    // missing value, where the real problem is that no such file exists
+    // (reported by the walk, as du reports it).
+    #[arg(value_name = "PATH", required = true,
+          value_parser = OsStringValueParser::new().map(PathBuf::from))]
     paths: Vec<PathBuf>,
 
     /// One JSON object per PATH, and one for the total (with "path": null)
@@ -163,9 +168,9 @@ pub struct Config {
 }
 
 impl Opts {
-    /// Builds the [`Config`]: an error for a bad pattern or an export of
-    /// several PATHs. (clap has already refused other bad values, an empty
-    /// PATH included, with status 2.)
+    /// Builds the [`Config`]: an error for a bad pattern, an export of
+    /// several PATHs, or an export to stdout with other output asked for.
+    /// (clap has already refused other bad values with status 2.)
     pub fn into_config(self) -> Result<Config, String> {
         let output = if self.list {
             Output::List(if self.null { b'\0' } else { b'\n' })
@@ -178,7 +183,9 @@ impl Opts {
         walk.engine(self.engine)
             .count_links(self.count_links)
             .one_file_system(self.one_file_system)
-            .list(self.list);
+            .list(self.list)
+            // Every inode once per invocation, as du counts it.
+            .count_once(self.paths.len() > 1);
         if let Some(jobs) = self.jobs {
             walk.jobs(jobs as usize);
         }
@@ -191,6 +198,22 @@ impl Opts {
         }
         if self.export.is_some() && self.paths.len() > 1 {
             return Err("--export takes one PATH (the export is one tree)".to_owned());
+        }
+        if self.export.as_deref().is_some_and(|f| f.as_os_str() == "-") {
+            // The export is then stdout's only content: lines beside it
+            // would make it unreadable, and leaving them out silently would
+            // hide that they were asked for.
+            let conflict = [
+                (self.json, "--json"),
+                (self.max_depth.is_some(), "--max-depth"),
+                (self.top.is_some(), "--top"),
+            ];
+            if let Some((_, option)) = conflict.iter().find(|(given, _)| *given) {
+                return Err(format!(
+                    "--export - (the export on stdout) cannot be used with {option}; \
+                     export to a file to get both"
+                ));
+            }
         }
         let breakdown = Breakdown {
             max_depth: self.max_depth.filter(|&d| d > 0),

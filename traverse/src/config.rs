@@ -132,6 +132,9 @@ pub(crate) struct Config {
     /// Workers the threads engine may grow to.
     pub max_jobs: usize,
     pub count_links: bool,
+    /// Every directory counted once across the roots of
+    /// [`Walk::run_next`](crate::Walk::run_next) (never in a listing).
+    pub count_once: bool,
     pub one_file_system: bool,
     pub list: bool,
     /// With `list`: stat every entry and hand its metadata to the visitor.

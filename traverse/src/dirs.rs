@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use traverse::{DirTotals, DirVisitor, Summary, Totals};
+use traverse::{DirHandle, DirTotals, DirVisitor, Summary, Totals};
 
 use crate::cli::Breakdown;
 use crate::output;
@@ -22,18 +22,22 @@ struct Line {
     totals: Totals,
 }
 
-/// A line of `--top`, ranked by its size, then by its path (the smaller
-/// first), so that ties always keep the same directories.
+/// A directory of `--top`, ranked by its size, then by its path (the
+/// smaller first), so that ties always keep the same directories. Its path
+/// is built only if it stays among the N at the end: building it costs
+/// time in proportion to its depth, and in a deep chain every directory
+/// enters the ranking (each is larger than the one below it).
 struct Ranked {
     size: u128,
-    line: Line,
+    dir: DirHandle,
+    totals: Totals,
 }
 
 impl Ord for Ranked {
     fn cmp(&self, other: &Ranked) -> CmpOrdering {
         self.size
             .cmp(&other.size)
-            .then_with(|| other.line.path.cmp(&self.line.path))
+            .then_with(|| other.dir.cmp(&self.dir))
     }
 }
 
@@ -58,6 +62,50 @@ pub struct Export {
     name: String,
     /// Whether the root's tree was written, or why it was not.
     written: io::Result<bool>,
+    /// For a file: the temporary name written to, renamed to the file's
+    /// own name only once the export is complete.
+    file: Option<Pending>,
+}
+
+/// An export file being written under a temporary name.
+struct Pending {
+    temporary: PathBuf,
+    path: PathBuf,
+}
+
+impl Pending {
+    /// Creates a new file in `path`'s directory, under a name of its own
+    /// (a dot, the file's name, the process id): the rename at the end is
+    /// then atomic, and a failed or cut-short export never leaves a
+    /// truncated file under the name asked for.
+    fn create(path: &Path) -> io::Result<(Pending, File)> {
+        let name = path
+            .file_name()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
+        let mut temporary_name = std::ffi::OsString::from(".");
+        temporary_name.push(name);
+        temporary_name.push(format!(".{}.part", std::process::id()));
+        let temporary = path.with_file_name(temporary_name);
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        let pending = Pending {
+            temporary,
+            path: path.to_owned(),
+        };
+        Ok((pending, file))
+    }
+
+    /// Gives the complete file its name.
+    fn commit(self) -> io::Result<()> {
+        std::fs::rename(&self.temporary, &self.path)
+    }
+
+    /// Removes the incomplete file.
+    fn discard(self) {
+        let _ = std::fs::remove_file(&self.temporary);
+    }
 }
 
 /// What one root's walk keeps of its directories.
@@ -84,21 +132,36 @@ impl Dirs {
         let Some(file) = &b.export else {
             return Ok(None);
         };
-        let (out, name): (Box<dyn Write + Send>, String) = match file {
+        let (out, name, file): (Box<dyn Write + Send>, String, _) = match file {
             None => (
                 Box::new(BufWriter::with_capacity(1 << 20, io::stdout())),
                 "-".to_owned(),
+                None,
             ),
             Some(path) => {
                 let name = output::human_path(path);
-                let file = File::create(path).map_err(|e| format!("{name}: {e}"))?;
-                (Box::new(BufWriter::with_capacity(1 << 20, file)), name)
+                // A device, a fifo or a symlink (`/dev/stdout`) is written
+                // through: a rename would replace it with a file.
+                let plain = std::fs::symlink_metadata(path).map_or(true, |m| m.is_file());
+                let (pending, file) = if plain {
+                    let (pending, file) =
+                        Pending::create(path).map_err(|e| format!("{name}: {e}"))?;
+                    (Some(pending), file)
+                } else {
+                    (
+                        None,
+                        File::create(path).map_err(|e| format!("{name}: {e}"))?,
+                    )
+                };
+                let out = Box::new(BufWriter::with_capacity(1 << 20, file));
+                (out, name, pending)
             }
         };
         Ok(Some(Export {
             out,
             name,
             written: Ok(false),
+            file,
         }))
     }
 
@@ -133,7 +196,8 @@ impl Dirs {
         }
         heap.push(Reverse(Ranked {
             size,
-            line: line(dir),
+            dir: dir.handle(),
+            totals: *dir.totals(),
         }));
         if heap.len() > n {
             heap.pop();
@@ -141,15 +205,24 @@ impl Dirs {
     }
 
     /// Ends the export after the walk of `root`: the file's last bytes,
-    /// flushed; an error naming the file when it could not be written, or
+    /// flushed, and the file renamed to its name; an error naming the
+    /// file when it could not be written (the incomplete file removed), or
     /// naming `root` when the walk did not finish its tree.
     pub fn finish_export(&self, root: &Path, summary: &Summary) -> Result<(), String> {
         let Some(mut export) = lock(&self.export).take() else {
             return Ok(());
         };
         let flushed = export.out.flush();
-        match (export.written, flushed) {
-            (Ok(true), Ok(())) => Ok(()),
+        // Closes the file before it is renamed or removed.
+        drop(export.out);
+        let outcome = match (export.written, flushed) {
+            (Ok(true), Ok(())) => match export.file.take().map_or(Ok(()), Pending::commit) {
+                Ok(()) => Ok(()),
+                Err(e) => Err(format!(
+                    "{}: cannot rename the export into place: {e}",
+                    export.name
+                )),
+            },
             (Err(e), _) | (_, Err(e)) => Err(format!("{}: write error: {e}", export.name)),
             (Ok(false), _) => {
                 let why = if summary.partial {
@@ -162,7 +235,11 @@ impl Dirs {
                     output::human_path(root)
                 ))
             }
+        };
+        if let Some(pending) = export.file {
+            pending.discard();
         }
+        outcome
     }
 
     /// The text for `root` once its walk is over: the lines of `-d` (in
@@ -182,7 +259,11 @@ impl Dirs {
             let heap = std::mem::take(&mut *lock(&self.heap));
             heap.into_sorted_vec()
                 .into_iter()
-                .map(|Reverse(ranked)| ranked.line)
+                .map(|Reverse(ranked)| Line {
+                    path: ranked.dir.path(),
+                    depth: ranked.dir.depth(),
+                    totals: ranked.totals,
+                })
                 .collect()
         } else {
             let mut lines = std::mem::take(&mut *lock(&self.lines));

@@ -13,13 +13,16 @@ use io_uring_getdents::dirent::FileType;
 
 use crate::breakdown::{ncdu_entry, Breakdown};
 use crate::config::Config;
+use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
+use crate::links::MountNames;
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::sys::Stat;
 use crate::totals::Progress;
 use crate::totals::{Accumulator, InodeKey, Totals};
 use crate::visit::{Entry, Visitor};
+use rustc_hash::FxHashSet;
 
 /// The settings and shared state of one root's walk.
 #[derive(Debug)]
@@ -35,7 +38,15 @@ pub(crate) struct Shared {
     pub progress: Arc<Progress>,
     /// Per-directory totals, when asked for.
     pub breakdown: Option<Arc<Breakdown>>,
+    /// With [`Config::count_once`]: the directories counted under the
+    /// roots walked before this one.
+    pub counted_before: Option<Arc<DirSet>>,
+    /// The mount points' names, read once for a series of roots.
+    pub mount_names: Arc<MountNames>,
 }
+
+/// Directories by (device, inode).
+pub(crate) type DirSet = FxHashSet<InodeKey>;
 
 impl Shared {
     pub fn interrupted(&self) -> bool {
@@ -105,7 +116,7 @@ impl Shared {
     /// The reading of `dir` is over, every part of it (after the worker
     /// that read the last part has left it): with a breakdown, its totals
     /// become final once its subdirectories are.
-    pub fn read_done(&self, dir: &DirNode) {
+    pub fn read_done(&self, dir: &Arc<DirNode>) {
         if let Some(breakdown) = &self.breakdown {
             breakdown.done(dir);
         }
@@ -128,8 +139,9 @@ pub(crate) struct Worker<'v> {
     visitor: Box<dyn Visitor + 'v>,
     /// The directory being read.
     dir: Option<Arc<DirNode>>,
-    /// Its path, built on first use (listings and messages only).
-    dir_path: Vec<u8>,
+    /// Its path, built on first use (listings and messages only) from
+    /// the last directory's.
+    dir_path: PathCache,
     dir_path_built: bool,
     entry_path: Vec<u8>,
     /// Entries and bytes of the current directory, for [`Progress`].
@@ -144,6 +156,8 @@ pub(crate) struct Worker<'v> {
     /// reading it failed.
     here_ncdu: Vec<u8>,
     here_failed: bool,
+    /// See [`Shared::counted_before`].
+    counted_before: Option<Arc<DirSet>>,
 }
 
 impl<'v> Worker<'v> {
@@ -152,7 +166,7 @@ impl<'v> Worker<'v> {
             acc: Accumulator::new(shared.config.count_links),
             visitor,
             dir: None,
-            dir_path: Vec::new(),
+            dir_path: PathCache::default(),
             dir_path_built: false,
             entry_path: Vec::new(),
             seen: 0,
@@ -161,6 +175,7 @@ impl<'v> Worker<'v> {
             here: Totals::default(),
             here_ncdu: Vec::new(),
             here_failed: false,
+            counted_before: shared.counted_before.clone(),
         }
     }
 
@@ -205,7 +220,7 @@ impl<'v> Worker<'v> {
             self.here.add_kind(st.mode);
             self.build_dir_path();
             self.entry_path.clear();
-            self.entry_path.extend_from_slice(&self.dir_path);
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
             if let Some(name) = name {
                 push_name(&mut self.entry_path, name);
             }
@@ -232,10 +247,11 @@ impl<'v> Worker<'v> {
     /// Builds the current directory's path if not done yet.
     fn build_dir_path(&mut self) {
         if !self.dir_path_built {
-            self.dir_path.clear();
-            if let Some(dir) = &self.dir {
-                let path = dir.path();
-                self.dir_path.extend_from_slice(path.as_os_str().as_bytes());
+            match &self.dir {
+                Some(dir) => {
+                    self.dir_path.path_of(dir);
+                }
+                None => self.dir_path.clear(),
             }
             self.dir_path_built = true;
         }
@@ -244,7 +260,11 @@ impl<'v> Worker<'v> {
     /// An error on the current directory itself.
     pub fn dir_error(&mut self, op: Op, cause: io::Error) {
         self.build_dir_path();
-        let err = Error::new(Path::new(OsStr::from_bytes(&self.dir_path)), op, cause);
+        let err = Error::new(
+            Path::new(OsStr::from_bytes(self.dir_path.bytes())),
+            op,
+            cause,
+        );
         self.acc.totals.errors += 1;
         self.here.errors += 1;
         self.here_failed = true;
@@ -255,7 +275,7 @@ impl<'v> Worker<'v> {
     pub fn entry_error(&mut self, name: &[u8], op: Op, cause: io::Error) {
         self.build_dir_path();
         self.entry_path.clear();
-        self.entry_path.extend_from_slice(&self.dir_path);
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
         let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
         self.acc.totals.errors += 1;
@@ -268,6 +288,9 @@ impl<'v> Worker<'v> {
     /// not in [`entry`](Self::entry).
     pub fn count_stat(&mut self, st: &Stat) {
         self.seen += 1;
+        if st.is_dir() && self.counted_before.is_some() {
+            self.acc.dirs.push(st.id());
+        }
         self.acc.add(st);
         self.tally(self.acc.count_links(), None, st);
     }
@@ -281,7 +304,7 @@ impl<'v> Worker<'v> {
         if self.breakdown.is_some() {
             self.build_dir_path();
             self.entry_path.clear();
-            self.entry_path.extend_from_slice(&self.dir_path);
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
             push_name(&mut self.entry_path, name);
             if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
                 breakdown.link_known(dir, &self.entry_path, key);
@@ -297,6 +320,14 @@ impl<'v> Worker<'v> {
         let Some(dir) = self.dir.clone() else {
             return true;
         };
+        if self.counted_before(st) {
+            // Counted under an earlier root: du leaves it out silently,
+            // line included.
+            if let Some(tally) = dir.tally() {
+                tally.leave_out();
+            }
+            return false;
+        }
         let same = st.may_loop().then(|| dir.parent()).flatten();
         if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
             let cause = loop_cause(same);
@@ -317,6 +348,9 @@ impl<'v> Worker<'v> {
         self.seen += 1;
         let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
         let reads = shared.reads(depth);
+        if st.is_some_and(|st| self.counted_before(st)) {
+            return false;
+        }
         if let Some(st) = st.filter(|st| st.is_dir() && st.may_loop()) {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
             if let Some(same) = same {
@@ -339,6 +373,9 @@ impl<'v> Worker<'v> {
                 false
             }
             Some(st) => {
+                if st.is_dir() && self.counted_before.is_some() {
+                    self.acc.dirs.push(st.id());
+                }
                 if shared.config.counts_types_only() {
                     self.acc.add_type(d_type_of(st.mode));
                 } else {
@@ -362,7 +399,7 @@ impl<'v> Worker<'v> {
         if shared.config.list {
             self.build_dir_path();
             self.entry_path.clear();
-            self.entry_path.extend_from_slice(&self.dir_path);
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
             push_name(&mut self.entry_path, name);
             let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
             let path = Path::new(OsStr::from_bytes(&self.entry_path));
@@ -371,6 +408,17 @@ impl<'v> Worker<'v> {
                 .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
         }
         is_dir
+    }
+}
+
+impl Worker<'_> {
+    /// Whether `st` is a directory counted under an earlier root.
+    fn counted_before(&self, st: &Stat) -> bool {
+        st.is_dir()
+            && self
+                .counted_before
+                .as_ref()
+                .is_some_and(|set| set.contains(&st.id()))
     }
 }
 

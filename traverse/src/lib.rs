@@ -46,6 +46,7 @@
 mod breakdown;
 mod builder;
 mod config;
+mod dirpath;
 mod dispatch;
 mod engine;
 mod error;
@@ -70,6 +71,7 @@ pub use io_uring_getdents::dirent::FileType;
 pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
 pub use config::Engine;
+pub use dirpath::DirHandle;
 pub use error::{Error, Op};
 pub use filter::FilterEntry;
 pub use totals::{Progress, Totals};

@@ -16,7 +16,7 @@
 use std::hash::{BuildHasher, Hash};
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
@@ -45,18 +45,40 @@ pub(crate) struct Links {
     /// relaxed load per entry, no lock.
     any: AtomicBool,
     /// Last components of the mount points (`/proc/self/mountinfo`).
-    mount_names: FxHashSet<Box<[u8]>>,
+    mount_names: Arc<NameSet>,
+}
+
+/// Names, as bytes.
+type NameSet = FxHashSet<Box<[u8]>>;
+
+/// The last components of the mount points, read from
+/// `/proc/self/mountinfo` at the first walk that needs them and kept for
+/// the roots after it ([`Walk::run_next`](crate::Walk::run_next)): reading
+/// that file was more than half of the CPU time of a walk of a small
+/// root, where several thousand PATHs are walked one after the other.
+/// [`Walk::run`](crate::Walk::run) reads it again.
+#[derive(Debug, Default)]
+pub(crate) struct MountNames(OnceLock<Option<Arc<NameSet>>>);
+
+impl MountNames {
+    fn get(&self) -> Option<Arc<NameSet>> {
+        self.0
+            .get_or_init(|| {
+                let mountinfo = std::fs::read("/proc/self/mountinfo").ok()?;
+                Some(Arc::new(mount_point_names(&mountinfo)))
+            })
+            .clone()
+    }
 }
 
 impl Links {
     /// An empty set, or `None` when the mount points cannot be read (then
     /// no name can be trusted not to be one).
-    pub fn new() -> Option<Links> {
-        let mountinfo = std::fs::read("/proc/self/mountinfo").ok()?;
+    pub fn new(mounts: &MountNames) -> Option<Links> {
         Some(Links {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             any: AtomicBool::new(false),
-            mount_names: mount_point_names(&mountinfo),
+            mount_names: mounts.get()?,
         })
     }
 
@@ -193,7 +215,7 @@ mod tests {
         let links = Links {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             any: AtomicBool::new(false),
-            mount_names: mount_point_names(MOUNTINFO),
+            mount_names: Arc::new(mount_point_names(MOUNTINFO)),
         };
         assert!(!links.counted(1, 7, b"a"));
         links.insert((1, 7));

@@ -86,6 +86,10 @@ fn main() -> ExitCode {
         } else {
             run()
         };
+        if summary.repeated {
+            // Counted under an earlier PATH: du prints nothing for it.
+            continue;
+        }
         all += summary.totals;
         partial |= summary.partial;
         let text = match (&dirs, config.output) {
@@ -238,6 +242,12 @@ impl Visitor for WorkerSink<'_> {
     fn error(&mut self, err: Error) {
         // On a terminal, first clear a progress line that may be showing.
         let clear = if self.sink.stderr_tty { "\r\x1b[K" } else { "" };
+        if err.path().as_os_str().is_empty() {
+            // An empty PATH would print as nothing at all: say what it is,
+            // in du's words.
+            eprintln!("{clear}traverse: cannot access '': {}", err.cause());
+            return;
+        }
         eprintln!(
             "{clear}traverse: {}: {}: {}",
             output::human_path(err.path()),

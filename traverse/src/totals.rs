@@ -108,6 +108,9 @@ pub(crate) struct Accumulator {
     /// of hard links.
     links: FxHashMap<InodeKey, (u64, u64)>,
     count_links: bool,
+    /// With [`Config::count_once`](crate::config::Config): the directories
+    /// counted, for the roots after this one.
+    pub dirs: Vec<InodeKey>,
 }
 
 impl Accumulator {
@@ -116,6 +119,7 @@ impl Accumulator {
             totals: Totals::default(),
             links: FxHashMap::default(),
             count_links,
+            dirs: Vec::new(),
         }
     }
 
@@ -143,6 +147,7 @@ impl Accumulator {
     /// Adds another worker's accumulator into this one.
     pub fn merge(&mut self, other: Accumulator) {
         self.totals += other.totals;
+        self.dirs.extend(other.dirs);
         if self.links.len() < other.links.len() {
             let mine = std::mem::replace(&mut self.links, other.links);
             self.links.extend(mine);

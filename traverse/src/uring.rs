@@ -155,7 +155,7 @@ pub(crate) fn walk(
         links: if shared.stats_every_name() {
             None
         } else {
-            Links::new()
+            Links::new(&shared.mount_names)
         },
         getdents: io_uring_getdents::detect::cached().opcode(),
         dirs_per_worker: 1 + extra / max,

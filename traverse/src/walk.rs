@@ -14,8 +14,9 @@ use io_uring_getdents::dirent::FileType;
 use crate::breakdown::{Breakdown, DirVisitor, Tally};
 use crate::config::{Config, Engine};
 use crate::dispatch;
-use crate::engine::{self, Shared};
+use crate::engine::{self, DirSet, Shared};
 use crate::error::{Error, Op};
+use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::sys;
 use crate::totals::{Accumulator, InodeKey, Progress, Totals};
@@ -29,6 +30,10 @@ pub struct Summary {
     /// True when the walk was interrupted ([`WalkBuilder::interrupt`](crate::WalkBuilder::interrupt)):
     /// the totals cover only part of the tree.
     pub partial: bool,
+    /// True when the root was counted under an earlier root, with
+    /// [`WalkBuilder::count_once`](crate::WalkBuilder::count_once): nothing
+    /// was walked or counted (`du A A` prints nothing for the second `A`).
+    pub repeated: bool,
 }
 
 /// A configured walk. Each [`run`](Walk::run) starts afresh (hard links,
@@ -47,6 +52,11 @@ pub struct Walk {
     pub(crate) limit: u64,
     pub(crate) interrupt: Arc<AtomicBool>,
     pub(crate) seen: Mutex<HashSet<InodeKey>>,
+    /// With `count_once`: the directories counted by the runs so far.
+    /// Shared with a run's workers, and grown (unshared again) after it.
+    pub(crate) dirs_seen: Mutex<Arc<DirSet>>,
+    /// Read once for the runs from one [`run`](Walk::run) to the next.
+    pub(crate) mount_names: Mutex<Arc<MountNames>>,
     pub(crate) progress: Arc<Progress>,
 }
 
@@ -96,6 +106,8 @@ impl Walk {
     /// ```
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
+        *self.mount_names.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         self.progress.reset();
         self.run_next(root, visitors)
     }
@@ -285,6 +297,22 @@ impl Walk {
             acc.totals.errors += 1;
             return self.finish(acc);
         }
+        let counted_before = self
+            .config
+            .count_once
+            .then(|| Arc::clone(&self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner())));
+        if counted_before
+            .as_ref()
+            .is_some_and(|set| set.contains(&st.id()))
+        {
+            return Summary {
+                repeated: true,
+                ..Summary::default()
+            };
+        }
+        if counted_before.is_some() {
+            acc.dirs.push(st.id());
+        }
         if self.config.counts_types_only() {
             acc.add_type(engine::d_type_of(st.mode));
         } else {
@@ -321,6 +349,10 @@ impl Walk {
                 interrupt: Arc::clone(&self.interrupt),
                 progress: Arc::clone(&self.progress),
                 breakdown,
+                counted_before,
+                mount_names: Arc::clone(
+                    &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
+                ),
             });
             let root = DirNode::root(croot, fd, st.id(), tally);
             if shared.reads(0) {
@@ -339,11 +371,18 @@ impl Walk {
         self.finish(acc)
     }
 
-    fn finish(&self, acc: Accumulator) -> Summary {
+    fn finish(&self, mut acc: Accumulator) -> Summary {
+        if !acc.dirs.is_empty() {
+            let mut dirs_seen = self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner());
+            // The run's workers are gone, so this copy is the only one
+            // left and grows in place.
+            Arc::make_mut(&mut dirs_seen).extend(acc.dirs.drain(..));
+        }
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         Summary {
             totals: acc.finish(&mut seen),
             partial: self.interrupt.load(Ordering::Relaxed),
+            repeated: false,
         }
     }
 }

@@ -516,6 +516,67 @@ fn export_to_stdout_is_the_only_output() {
     let (code, _, err) = run(Command::new(bin()).args(["--export", "-"]).arg(&t).arg(&t));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("one PATH"), "{err}");
+    // Other output asked for beside it is refused, not left out silently.
+    for (extra, option) in [
+        (&["--json"][..], "--json"),
+        (&["-d", "1"][..], "--max-depth"),
+        (&["-d", "0"][..], "--max-depth"),
+        (&["--top", "2"][..], "--top"),
+    ] {
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--export", "-"])
+            .args(extra)
+            .arg(&t));
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(out.is_empty(), "{extra:?}: {out}");
+        assert!(
+            err.contains("--export -") && err.contains(option),
+            "{extra:?}: {err}"
+        );
+    }
+}
+
+/// An export that fails for want of space (a tmpfs of 64 KiB, mounted for
+/// the test: skipped where mounting is not allowed) leaves no file behind,
+/// neither under its name nor under the temporary one; the walk's totals
+/// are still printed and the exit status is 1.
+#[test]
+fn a_failed_export_leaves_no_file() {
+    let env = TestEnv::new();
+    let t = env.mkdir("t");
+    for i in 0..2000 {
+        env.file(&format!("t/d{}/a-rather-long-file-name-{i}", i % 20), 1);
+    }
+    let small = env.mkdir("small");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        println!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    for engine in ENGINES {
+        let file = small.join("tree.json");
+        let (code, out, err) = run(Command::new(bin())
+            .args(["--engine", engine, "--export"])
+            .arg(&file)
+            .arg(&t));
+        assert_eq!(code, Some(1), "{engine}: {err}");
+        assert!(
+            err.contains("tree.json: write error") && err.contains("No space left on device"),
+            "{engine}: {err}"
+        );
+        assert!(out.contains("2000 files"), "{engine}: {out}");
+        let left: Vec<_> = fs::read_dir(&small)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{engine}: {left:?} left behind");
+    }
+    let unmounted = Command::new("umount").arg(&small).status().unwrap();
+    assert!(unmounted.success());
 }
 
 /// On a terminal, the progress line shows while a breakdown walks (a slow
@@ -673,4 +734,85 @@ fn many_hard_links_give_the_same_lines_with_or_without_a_stat_per_name() {
             assert_eq!(traverse_lines(&t, &args), reference, "{engine}");
         }
     }
+}
+
+/// The same tree twice, a tree and its subdirectory, and the other way
+/// round: every directory is counted once per invocation, as du counts
+/// every inode once across its arguments (a PATH counted before prints
+/// nothing; a PATH holding an earlier one leaves it out), in the lines of
+/// `-d 1`, in the per-PATH totals and in the grand total.
+#[test]
+fn overlapping_paths_count_each_directory_once_as_du() {
+    let env = TestEnv::new();
+    let a = env.mkdir("a");
+    env.file("a/sub/x/f", 6);
+    env.file("a/other/g", 9);
+    env.file("a/top", 3000);
+    let sub = a.join("sub");
+    let x = sub.join("x");
+    let cases: [&[&Path]; 4] = [&[&a, &a], &[&a, &sub], &[&sub, &a], &[&sub, &x, &a, &a]];
+    for paths in cases {
+        let (code, want_d1, err) = run(Command::new("du").args(["-b", "-d", "1"]).args(paths));
+        assert_eq!(code, Some(0), "{err}");
+        let (_, want_s, _) = run(Command::new("du").args(["-sbc"]).args(paths));
+        // du -sbc: "SIZE\tPATH" per PATH counted, then the total.
+        let want_s: Vec<(u128, String)> = want_s
+            .lines()
+            .map(|l| {
+                let (size, path) = l.split_once('\t').unwrap();
+                (size.parse().unwrap(), path.to_owned())
+            })
+            .collect();
+        for engine in ENGINES {
+            let (code, got, err) = run(Command::new(bin())
+                .args(["--engine", engine, "-d", "1"])
+                .args(paths));
+            assert_eq!(code, Some(0), "{engine} {paths:?}: {err}");
+            assert_eq!(sorted(&got), sorted(&want_d1), "{engine} {paths:?}");
+            let (code, got, err) = run(Command::new(bin())
+                .args(["--engine", engine, "--json"])
+                .args(paths));
+            assert_eq!(code, Some(0), "{engine} {paths:?}: {err}");
+            let got: Vec<(u128, String)> = got
+                .lines()
+                .map(|l| {
+                    let (path, t) = parse_json(l);
+                    let path = if path == "null" {
+                        "total".to_owned()
+                    } else {
+                        path.trim_matches('"').to_owned()
+                    };
+                    (t.bytes, path)
+                })
+                .collect();
+            assert_eq!(got, want_s, "{engine} {paths:?}");
+        }
+    }
+}
+
+/// The export's temporary name and rename are for regular files only: a
+/// device (`/dev/null`) or a symlink given as FILE is written through,
+/// never replaced by a file.
+#[test]
+fn an_export_to_a_device_or_a_symlink_writes_through_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let env = TestEnv::new();
+    let t = small_tree(&env);
+    let (code, _, err) = run(Command::new(bin()).args(["--export", "/dev/null"]).arg(&t));
+    assert_eq!(code, Some(0), "{err}");
+    let null = fs::symlink_metadata("/dev/null").unwrap();
+    assert!(
+        null.file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
+    let real = env.root().join("real.json");
+    let link = env.root().join("link.json");
+    symlink(&real, &link).unwrap();
+    let (code, _, err) = run(Command::new(bin()).arg("--export").arg(&link).arg(&t));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(fs::read(&real).unwrap().ends_with(b"]\n"));
 }

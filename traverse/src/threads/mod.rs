@@ -103,7 +103,7 @@ pub(crate) fn walk(
         links: if shared.stats_every_name() {
             None
         } else {
-            Links::new()
+            Links::new(&shared.mount_names)
         },
     };
     sys::one_malloc_arena_under_address_limit();
