@@ -10,16 +10,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use traverse::{DirTotals, DirVisitor, Summary, Totals};
+use traverse::{DirTotals, DirVisitor, FileTotals, Summary, Totals};
 
 use crate::cli::Breakdown;
 use crate::output;
+use crate::tree::{self, Fit};
 
-/// A directory's line.
-struct Line {
-    path: PathBuf,
-    depth: usize,
-    totals: Totals,
+/// A directory's line, or a file's (`-a`).
+pub struct Line {
+    pub path: PathBuf,
+    pub depth: usize,
+    pub totals: Totals,
+    /// Entries as `du --inodes` counts them.
+    pub inodes: u64,
 }
 
 /// A line of `--top`, ranked by its size, then by its path (the smaller
@@ -66,11 +69,17 @@ pub struct Dirs {
     top: Option<usize>,
     human: bool,
     disk_usage: bool,
+    all: bool,
+    inodes: bool,
+    threshold: Option<i64>,
+    tree: Option<Fit>,
     /// `-d N`: the directories down to depth N.
     lines: Mutex<Vec<Line>>,
     /// `--top N`: the N largest so far (the smallest on top, to go first).
     heap: Mutex<BinaryHeap<Reverse<Ranked>>>,
     export: Mutex<Option<Export>>,
+    /// The root's size as shown, once its line came.
+    root_size: Mutex<Option<u128>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -105,36 +114,67 @@ impl Dirs {
     pub fn new(b: &Breakdown, export: Option<Export>) -> Dirs {
         Dirs {
             max_depth: b.max_depth,
-            top: b.top,
+            // The picture is the largest subtrees: as many as it has lines
+            // (a parent is never smaller than its child, and wins a tie by
+            // its shorter path, so they always come with their parents).
+            top: b.tree.as_ref().map_or(b.top, |fit| Some(fit.lines)),
             human: b.human,
             disk_usage: b.disk_usage,
+            all: b.all,
+            inodes: b.inodes,
+            threshold: b.threshold,
+            tree: b.tree.clone(),
             lines: Mutex::new(Vec::new()),
             heap: Mutex::new(BinaryHeap::new()),
             export: Mutex::new(export),
+            root_size: Mutex::new(None),
         }
     }
 
-    /// The size shown and ranked.
-    fn size(&self, t: &Totals) -> u128 {
-        if self.disk_usage {
-            t.disk_bytes
+    /// The size shown and ranked: bytes, disk bytes or entries.
+    fn size(&self, l: &Line) -> u128 {
+        if self.inodes {
+            u128::from(l.inodes)
+        } else if self.disk_usage {
+            l.totals.disk_bytes
         } else {
-            t.bytes
+            l.totals.bytes
         }
     }
 
-    /// Keeps `dir` among the `n` largest if it is: its path is built only
-    /// then.
-    fn rank(&self, n: usize, dir: &DirTotals<'_>) {
-        let size = self.size(dir.totals());
+    /// Whether a line of this size passes `-t`.
+    fn passes(&self, size: u128) -> bool {
+        match self.threshold {
+            None => true,
+            Some(t) if t < 0 => size <= u128::from(t.unsigned_abs()),
+            Some(t) => size >= u128::from(t.unsigned_abs()),
+        }
+    }
+
+    /// Takes the line of a directory, or of a file with `-a`, at `depth`
+    /// and of `size`, into the lines of `-d` or the ranking of `--top`
+    /// and `--tree` if it belongs there; `line` builds it (and its path)
+    /// only then.
+    fn take(&self, depth: usize, size: u128, line: impl FnOnce() -> Line) {
+        if !self.passes(size) {
+            return;
+        }
+        if self.max_depth.is_some_and(|max| depth <= max) {
+            lock(&self.lines).push(line());
+        } else if let Some(n) = self.top {
+            if self.tree.as_ref().is_none_or(|fit| fit.shows(depth)) {
+                self.rank(n, size, line);
+            }
+        }
+    }
+
+    /// Keeps a line among the `n` largest if it is.
+    fn rank(&self, n: usize, size: u128, line: impl FnOnce() -> Line) {
         let mut heap = lock(&self.heap);
         if heap.len() == n && heap.peek().is_some_and(|Reverse(min)| size < min.size) {
             return;
         }
-        heap.push(Reverse(Ranked {
-            size,
-            line: line(dir),
-        }));
+        heap.push(Reverse(Ranked { size, line: line() }));
         if heap.len() > n {
             heap.pop();
         }
@@ -171,6 +211,16 @@ impl Dirs {
     /// asked for. A root whose own line never came (the walk was
     /// interrupted, or the root could not be read) gets it from `summary`.
     pub fn lines(&self, root: &Path, summary: &Summary, json: bool) -> String {
+        if let Some(fit) = &self.tree {
+            let mut lines: Vec<Line> = std::mem::take(&mut *lock(&self.heap))
+                .into_iter()
+                .map(|Reverse(ranked)| ranked.line)
+                .collect();
+            if !lines.iter().any(|l| l.depth == 0) {
+                lines.push(root_line(root, summary));
+            }
+            return tree::picture(&lines, |l| self.size(l), self.inodes, fit);
+        }
         if self.max_depth.is_none() && self.top.is_none() {
             return if json {
                 output::json(Some(root), &summary.totals)
@@ -186,12 +236,10 @@ impl Dirs {
                 .collect()
         } else {
             let mut lines = std::mem::take(&mut *lock(&self.lines));
-            if !lines.iter().any(|l| l.depth == 0) {
-                lines.push(Line {
-                    path: root.to_owned(),
-                    depth: 0,
-                    totals: summary.totals,
-                });
+            if !lines.iter().any(|l| l.depth == 0)
+                && self.passes(self.size(&root_line(root, summary)))
+            {
+                lines.push(root_line(root, summary));
             }
             lines.sort_by(du_order);
             lines
@@ -201,14 +249,24 @@ impl Dirs {
             if json {
                 text.push_str(&output::json_dir(&l.path, l.depth, &l.totals));
             } else {
-                text.push_str(&output::human_dir(
-                    &l.path,
-                    self.size(&l.totals),
-                    self.human,
-                ));
+                text.push_str(&output::human_dir(&l.path, self.size(&l), self.human));
             }
         }
         text
+    }
+}
+
+impl Dirs {
+    /// The root's size as its line shows it (before `-t`), for `-c`; from
+    /// `summary` when its line never came.
+    pub fn root_size(&self, root: &Path, summary: &Summary) -> u128 {
+        lock(&self.root_size).unwrap_or_else(|| self.size(&root_line(root, summary)))
+    }
+
+    /// The line of `-c` after every root: `size` as the lines show it.
+    pub fn total_line(&self, size: u128) -> String {
+        let human = self.human || self.tree.is_some();
+        output::human_dir(Path::new("total"), size, human)
     }
 }
 
@@ -217,6 +275,20 @@ fn line(dir: &DirTotals<'_>) -> Line {
         path: dir.path(),
         depth: dir.depth(),
         totals: *dir.totals(),
+        inodes: dir.inodes(),
+    }
+}
+
+/// The root's line from the totals of its walk, when the walk did not
+/// hand it over (interrupted, or the root unreadable). Hard-linked names
+/// are not settled then: each counts as an entry.
+fn root_line(root: &Path, summary: &Summary) -> Line {
+    let t = &summary.totals;
+    Line {
+        path: root.to_owned(),
+        depth: 0,
+        totals: *t,
+        inodes: t.files + t.dirs + t.symlinks + t.other,
     }
 }
 
@@ -249,15 +321,16 @@ fn names_below(line: &Line) -> Vec<&[u8]> {
 
 impl DirVisitor for Dirs {
     fn dir(&self, dir: &DirTotals<'_>) {
-        if let Some(max) = self.max_depth {
-            if dir.depth() <= max {
-                lock(&self.lines).push(line(dir));
-            }
-        }
-        if let Some(n) = self.top {
-            self.rank(n, dir);
-        }
+        let size = if self.inodes {
+            u128::from(dir.inodes())
+        } else if self.disk_usage {
+            dir.totals().disk_bytes
+        } else {
+            dir.totals().bytes
+        };
+        self.take(dir.depth(), size, || line(dir));
         if dir.depth() == 0 {
+            *lock(&self.root_size) = Some(size);
             if let Some(export) = lock(&self.export).as_mut() {
                 export.written = write_ncdu(&mut export.out, dir);
             }
@@ -266,6 +339,32 @@ impl DirVisitor for Dirs {
 
     fn ncdu(&self) -> bool {
         lock(&self.export).is_some()
+    }
+
+    fn files_to(&self) -> Option<usize> {
+        let deepest = match (&self.tree, self.max_depth) {
+            (Some(fit), _) => fit.depth.unwrap_or(usize::MAX),
+            (None, Some(max)) => max,
+            (None, None) => usize::MAX,
+        };
+        self.all.then_some(deepest)
+    }
+
+    fn file(&self, file: &FileTotals<'_>) {
+        let line = || Line {
+            path: file.path().to_owned(),
+            depth: file.depth(),
+            totals: *file.totals(),
+            inodes: 1,
+        };
+        let size = if self.inodes {
+            1
+        } else if self.disk_usage {
+            file.totals().disk_bytes
+        } else {
+            file.totals().bytes
+        };
+        self.take(file.depth(), size, line);
     }
 }
 
@@ -293,6 +392,7 @@ mod tests {
             path: PathBuf::from(path),
             depth,
             totals: Totals::default(),
+            inodes: 0,
         }
     }
 
