@@ -64,8 +64,9 @@ pub struct Opts {
     max_depth: Option<usize>,
 
     /// The N directories with the largest subtrees, anywhere below each
-    /// PATH (PATH included), largest first, by the size shown.
-    #[arg(long, value_name = "N", conflicts_with_all = ["list", "max_depth"],
+    /// PATH (PATH included), largest first, by the size shown. With
+    /// --tree: N lines at most.
+    #[arg(long, value_name = "N", conflicts_with = "list",
           value_parser = clap::value_parser!(u64).range(1..))]
     top: Option<u64>,
 
@@ -305,6 +306,10 @@ impl Opts {
         for pattern in &self.exclude {
             walk.exclude(pattern)
                 .map_err(|e| format!("--exclude: {e}"))?;
+        }
+        if self.top.is_some() && self.max_depth.is_some() && !self.tree {
+            // Which directories would the lines be?
+            return Err("--top and -d go together only with --tree".to_owned());
         }
         if self.export.is_some() && self.paths.len() > 1 {
             return Err("--export takes one PATH (the export is one tree)".to_owned());

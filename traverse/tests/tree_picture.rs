@@ -192,3 +192,22 @@ fn colours_on_a_terminal_unless_no_color() {
     assert_eq!(stripped, plain);
     assert_eq!(on_terminal(Some("1")), plain);
 }
+
+/// `-d` and `--top` together cut the picture; without `--tree` they are
+/// refused, as before.
+#[test]
+fn depth_and_top_together_only_with_the_tree() {
+    let env = TestEnv::in_memory();
+    tree(&env);
+    let want = "\
+90M ██████████ 100% t
+50M ██████░░░░  56% ├─ src
+30M ███░░░░░░░  33% └─ data
+";
+    assert_eq!(
+        picture(&env, &["--width", "40", "-d", "1", "--top", "3"]),
+        want
+    );
+    let out = traverse(["-d", "1", "--top", "3", env.root().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
