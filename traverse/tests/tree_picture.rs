@@ -155,11 +155,16 @@ fn names_are_cut_to_the_width() {
 
 /// Colours on a terminal (a pseudo-terminal from `script`), none with
 /// `NO_COLOR` set or through a pipe; the text is the same. Skipped where
-/// `script` is missing (the test VM).
+/// util-linux's `script` is missing (the test VM).
 #[test]
 fn colours_on_a_terminal_unless_no_color() {
-    if Command::new("script").arg("--version").output().is_err() {
-        println!("skipped: no script(1) for a pseudo-terminal");
+    // util-linux's script (busybox's, in the test VM, takes other options).
+    let util_linux = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("util-linux"));
+    if !util_linux {
+        println!("skipped: no util-linux script(1) for a pseudo-terminal");
         return;
     }
     let env = TestEnv::new();
