@@ -133,12 +133,18 @@ impl Dirs {
 
     /// The size shown and ranked: bytes, disk bytes or entries.
     fn size(&self, l: &Line) -> u128 {
+        self.measure(&l.totals, l.inodes)
+    }
+
+    /// The size shown of `totals`, whose entries `du --inodes` counts as
+    /// `inodes`.
+    fn measure(&self, totals: &Totals, inodes: u64) -> u128 {
         if self.inodes {
-            u128::from(l.inodes)
+            u128::from(inodes)
         } else if self.disk_usage {
-            l.totals.disk_bytes
+            totals.disk_bytes
         } else {
-            l.totals.bytes
+            totals.bytes
         }
     }
 
@@ -263,9 +269,10 @@ impl Dirs {
         lock(&self.root_size).unwrap_or_else(|| self.size(&root_line(root, summary)))
     }
 
-    /// The line of `-c` after every root: `size` as the lines show it.
+    /// The line of `-c` after every root: `size` as the lines show it
+    /// (the picture's sizes as `-h`, its counts in full).
     pub fn total_line(&self, size: u128) -> String {
-        let human = self.human || self.tree.is_some();
+        let human = self.human || (self.tree.is_some() && !self.inodes);
         output::human_dir(Path::new("total"), size, human)
     }
 }
@@ -321,13 +328,7 @@ fn names_below(line: &Line) -> Vec<&[u8]> {
 
 impl DirVisitor for Dirs {
     fn dir(&self, dir: &DirTotals<'_>) {
-        let size = if self.inodes {
-            u128::from(dir.inodes())
-        } else if self.disk_usage {
-            dir.totals().disk_bytes
-        } else {
-            dir.totals().bytes
-        };
+        let size = self.measure(dir.totals(), dir.inodes());
         self.take(dir.depth(), size, || line(dir));
         if dir.depth() == 0 {
             *lock(&self.root_size) = Some(size);
@@ -357,13 +358,7 @@ impl DirVisitor for Dirs {
             totals: *file.totals(),
             inodes: 1,
         };
-        let size = if self.inodes {
-            1
-        } else if self.disk_usage {
-            file.totals().disk_bytes
-        } else {
-            file.totals().bytes
-        };
+        let size = self.measure(file.totals(), 1);
         self.take(file.depth(), size, line);
     }
 }
