@@ -19,7 +19,8 @@ use traverse::{Engine, WalkBuilder};
 /// With -d N or --top N, one line per directory instead, "SIZE<TAB>PATH"
 /// as du prints them, from the same parallel walk: SIZE is the apparent
 /// size of the directory's whole subtree (du -b), or its disk usage with
-/// --disk-usage (du -B1).
+/// --disk-usage (du -B1). -a, --inodes, -t and -c as in du; --tree draws
+/// the largest subtrees with their shares.
 #[derive(Debug, Parser)]
 // A repeated option is accepted, the last value winning (`-x -x`, as du
 // takes it), rather than refused. `-h` is du's --human-readable: help is
@@ -33,7 +34,9 @@ use traverse::{Engine, WalkBuilder};
                   traverse ~/src                          counts and sizes of the tree\n  \
                   traverse -d 1 -h ~                      a line per directory below ~, sizes as 1.5M\n  \
                   traverse --top 20 --disk-usage /var     the 20 directories using most disk\n  \
-                  traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu"
+                  traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu\n  \
+                  traverse --tree ~                       the largest subtrees, with share bars\n  \
+                  traverse -a -t 100M -h /srv             files and directories of 100M and more"
 )]
 pub struct Opts {
     /// Directories to count. A PATH that is not a directory (a file, a
@@ -103,8 +106,8 @@ pub struct Opts {
     #[arg(long, conflicts_with_all = ["list", "json", "export"])]
     tree: bool,
 
-    /// With --tree: the width of the picture in columns (default: the
-    /// terminal's, else $COLUMNS, else 80).
+    /// With --tree: the width of the picture in columns (default:
+    /// $COLUMNS, else the terminal's, else 80).
     #[arg(long, value_name = "N", requires = "tree",
           value_parser = clap::value_parser!(u16).range(20..))]
     width: Option<u16>,
