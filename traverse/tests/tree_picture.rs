@@ -219,3 +219,33 @@ fn depth_and_top_together_only_with_the_tree() {
     let out = traverse(["-d", "1", "--top", "3", env.root().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The root's size in the picture is du's: `du -sh --apparent-size` by
+/// default, `du -sh` (disk usage) with `--disk-usage`.
+#[test]
+fn sizes_are_du_s_with_either_measure() {
+    let env = TestEnv::new();
+    env.file("t/a/f", 123_456);
+    env.file("t/b/g", 7_000);
+    env.file("t/h", 1);
+    for (flag, du_flags) in [
+        ("--apparent-size", &["-sh", "--apparent-size"][..]),
+        ("--disk-usage", &["-sh"][..]),
+    ] {
+        let out = Command::new("du")
+            .args(du_flags)
+            .arg(env.root().join("t"))
+            .output()
+            .unwrap();
+        let du = String::from_utf8(out.stdout).unwrap();
+        let want = du.split('\t').next().unwrap().to_owned();
+        let text = picture(&env, &["--width", "60", "--top", "1", flag]);
+        let root = text.lines().next().unwrap();
+        assert_eq!(
+            root.split(' ').next(),
+            Some(want.as_str()),
+            "{flag}: {text}"
+        );
+        assert!(root.ends_with(" 100% t"), "{root}");
+    }
+}
