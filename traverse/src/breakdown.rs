@@ -20,12 +20,13 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
 use crate::dirpath::DirHandle;
+use crate::file_totals::FileTotals;
 use crate::links::{shard_of, SHARDS};
 use crate::node::DirNode;
 use crate::sys::Stat;
@@ -73,6 +74,22 @@ pub trait DirVisitor: Send + Sync {
     fn ncdu(&self) -> bool {
         false
     }
+
+    /// The deepest level (the root's entries are at 1) down to which each
+    /// entry that is not a directory goes to [`file`](Self::file), as
+    /// `du -a` prints them; `None` (the default): none does.
+    fn files_to(&self) -> Option<usize> {
+        None
+    }
+
+    /// An entry that is not a directory, no deeper than
+    /// [`files_to`](Self::files_to), with its sizes: before its directory.
+    /// A hard-linked inode comes once, under the name whose path sorts
+    /// first (where the breakdown counts it), at the end of the walk;
+    /// with `count_links`, under each name.
+    fn file(&self, file: &FileTotals<'_>) {
+        let _ = file;
+    }
 }
 
 /// One directory and the totals of its whole subtree, as a
@@ -92,6 +109,8 @@ pub trait DirVisitor: Send + Sync {
 pub struct DirTotals<'a> {
     node: &'a Arc<DirNode>,
     totals: &'a Totals,
+    /// Names of hard-linked inodes in the subtree beyond the one counted.
+    more_names: u64,
     tree: Option<&'a NcduDir>,
 }
 
@@ -118,6 +137,24 @@ impl DirTotals<'_> {
         self.totals
     }
 
+    /// Its entries as `du --inodes` counts them: the directory and every
+    /// entry below it, a hard-linked inode once (where its size is
+    /// counted) rather than once per name as in [`totals`](Self::totals).
+    ///
+    /// ```
+    /// use traverse::{DirTotals, DirVisitor};
+    /// struct Inodes;
+    /// impl DirVisitor for Inodes {
+    ///     fn dir(&self, dir: &DirTotals<'_>) {
+    ///         println!("{}\t{}", dir.inodes(), dir.path().display());
+    ///     }
+    /// }
+    /// ```
+    pub fn inodes(&self) -> u64 {
+        let t = self.totals;
+        (t.files + t.dirs + t.symlinks + t.other).saturating_sub(self.more_names)
+    }
+
     /// Writes the directory's tree in ncdu's JSON export format (the
     /// directory's array, without the file header), when the
     /// [`DirVisitor`] asked for it ([`DirVisitor::ncdu`]) and this is the
@@ -134,6 +171,8 @@ impl DirTotals<'_> {
 #[derive(Debug)]
 pub(crate) struct Tally {
     sums: Mutex<Totals>,
+    /// See [`DirTotals::inodes`]: known once hard links are settled.
+    more_names: AtomicU64,
     /// Parts not done yet (see the module's documentation).
     left: AtomicUsize,
     /// Not handed to the visitor: counted under an earlier root.
@@ -162,6 +201,7 @@ impl Tally {
         }
         Tally {
             sums: Mutex::new(sums),
+            more_names: AtomicU64::new(0),
             left: AtomicUsize::new(1),
             left_out: AtomicBool::new(false),
             tree: tree.map(Mutex::new),
@@ -203,9 +243,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The names met of one hard-linked inode, while the walk runs.
 struct LinkNames {
-    /// Size and blocks, from the stat of one of its names (a further name
-    /// counted from `d_ino` may come first: see [`Breakdown::link_known`]).
-    sizes: Option<(u64, u64)>,
+    /// Size, blocks and mode, from the stat of one of its names (a further
+    /// name counted from `d_ino` may come first: see
+    /// [`Breakdown::link_known`]).
+    sizes: Option<(u64, u64, u32)>,
     /// The path that sorts first, and its directory.
     first: (Vec<u8>, Arc<DirNode>),
     /// The directory of each name (each holds back one part of it).
@@ -217,6 +258,8 @@ struct LinkNames {
 pub(crate) struct Breakdown {
     visitor: Arc<dyn DirVisitor>,
     pub ncdu: bool,
+    /// [`DirVisitor::files_to`], asked once.
+    pub files_to: Option<usize>,
     /// Split in locks by inode, as [`crate::links`]: every name of a tree
     /// of hard links comes here.
     links: Box<[Mutex<FxHashMap<InodeKey, LinkNames>>]>,
@@ -234,6 +277,7 @@ impl Breakdown {
     pub fn new(visitor: Arc<dyn DirVisitor>) -> Breakdown {
         Breakdown {
             ncdu: visitor.ncdu(),
+            files_to: visitor.files_to(),
             visitor,
             links: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
@@ -242,7 +286,8 @@ impl Breakdown {
     /// A name `path` of the hard-linked inode `st`, in `dir` (whose
     /// reading is not done): `dir` waits until the inode is settled.
     pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat) {
-        self.name((st.dev, st.ino), Some((st.size, st.blocks)), dir, path);
+        let sizes = (st.size, st.blocks, st.mode);
+        self.name((st.dev, st.ino), Some(sizes), dir, path);
     }
 
     /// A further name `path` of the hard-linked inode `key`, counted from
@@ -253,7 +298,7 @@ impl Breakdown {
         self.name(key, None, dir, path);
     }
 
-    fn name(&self, key: InodeKey, sizes: Option<(u64, u64)>, dir: &Arc<DirNode>, path: &[u8]) {
+    fn name(&self, key: InodeKey, sizes: Option<(u64, u64, u32)>, dir: &Arc<DirNode>, path: &[u8]) {
         let tally = dir.tally().expect("a breakdown tallies every directory");
         tally.hold();
         let mut links = lock(&self.links[shard_of(&key)]);
@@ -279,6 +324,7 @@ impl Breakdown {
                 return;
             }
             let totals = std::mem::take(&mut *lock(&tally.sums));
+            let more_names = tally.more_names.load(Ordering::Acquire);
             let tree = tally.tree().map(|mut t| {
                 // Kept until the walk ends: without the room grown for more.
                 t.entries.shrink_to_fit();
@@ -289,6 +335,7 @@ impl Breakdown {
                 self.visitor.dir(&DirTotals {
                     node: cur,
                     totals: &totals,
+                    more_names,
                     tree: tree.as_ref().filter(|_| cur.parent().is_none()),
                 });
             }
@@ -297,10 +344,18 @@ impl Breakdown {
             };
             let ptally = parent.tally().expect("a breakdown tallies every directory");
             ptally.add(&totals);
+            ptally.more_names.fetch_add(more_names, Ordering::AcqRel);
             if let (Some(mut ptree), Some(tree)) = (ptally.tree(), tree) {
                 ptree.dirs.push(tree);
             }
             cur = parent;
+        }
+    }
+
+    /// Hands `file` to the visitor if it asked for entries that deep.
+    pub fn file(&self, file: &FileTotals<'_>) {
+        if self.files_to.is_some_and(|max| file.depth() <= max) {
+            self.visitor.file(file);
         }
     }
 
@@ -314,15 +369,23 @@ impl Breakdown {
             .flat_map(|shard| std::mem::take(&mut *lock(shard)));
         let mut holders = Vec::new();
         for (key, names) in links {
+            // Each name is one more than the inode counts as, except the
+            // one it is counted under, if it is.
+            for dir in &names.holders {
+                let tally = dir.tally().expect("a breakdown tallies every directory");
+                tally.more_names.fetch_add(1, Ordering::AcqRel);
+            }
             // No sizes: no name of it was counted with its stat (one on
             // another filesystem, under -x), nor in the totals.
-            if let Some((size, blocks)) = names.sizes.filter(|_| !seen.contains(&key)) {
+            if let Some((size, blocks, mode)) = names.sizes.filter(|_| !seen.contains(&key)) {
                 let mut sizes = Totals::default();
                 sizes.add_sizes(size, blocks);
                 let dir = &names.first.1;
-                dir.tally()
-                    .expect("a breakdown tallies every directory")
-                    .add(&sizes);
+                let tally = dir.tally().expect("a breakdown tallies every directory");
+                tally.add(&sizes);
+                tally.more_names.fetch_sub(1, Ordering::AcqRel);
+                let first = FileTotals::new(&names.first.0, dir.depth() + 1, mode, size, blocks);
+                self.file(&first);
             }
             holders.extend(names.holders);
         }

@@ -20,7 +20,8 @@ use traverse::{Engine, WalkBuilder};
 /// With -d N or --top N, one line per directory instead, "SIZE<TAB>PATH"
 /// as du prints them, from the same parallel walk: SIZE is the apparent
 /// size of the directory's whole subtree (du -b), or its disk usage with
-/// --disk-usage (du -B1).
+/// --disk-usage (du -B1). -a, --inodes, -t and -c as in du; --tree draws
+/// the largest subtrees with their shares.
 #[derive(Debug, Parser)]
 // A repeated option is accepted, the last value winning (`-x -x`, as du
 // takes it), rather than refused. `-h` is du's --human-readable: help is
@@ -34,7 +35,9 @@ use traverse::{Engine, WalkBuilder};
                   traverse ~/src                          counts and sizes of the tree\n  \
                   traverse -d 1 -h ~                      a line per directory below ~, sizes as 1.5M\n  \
                   traverse --top 20 --disk-usage /var     the 20 directories using most disk\n  \
-                  traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu"
+                  traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu\n  \
+                  traverse --tree ~                       the largest subtrees, with share bars\n  \
+                  traverse -a -t 100M -h /srv             files and directories of 100M and more"
 )]
 pub struct Opts {
     /// Directories to count. A PATH that is not a directory (a file, a
@@ -43,7 +46,7 @@ pub struct Opts {
     // Parsed as OS strings: clap's path parser refuses an empty PATH as a
     // missing value, where the real problem is that no such file exists
     // (reported by the walk, as du reports it).
-    #[arg(value_name = "PATH", required = true,
+    #[arg(value_name = "PATH", required_unless_present_any = ["completions", "man"],
           value_parser = OsStringValueParser::new().map(PathBuf::from))]
     paths: Vec<PathBuf>,
 
@@ -69,8 +72,9 @@ pub struct Opts {
     max_depth: Option<usize>,
 
     /// The N directories with the largest subtrees, anywhere below each
-    /// PATH (PATH included), largest first, by the size shown.
-    #[arg(long, value_name = "N", conflicts_with_all = ["list", "max_depth"],
+    /// PATH (PATH included), largest first, by the size shown. With
+    /// --tree: N lines at most.
+    #[arg(long, value_name = "N", conflicts_with = "list",
           value_parser = clap::value_parser!(u64).range(1..))]
     top: Option<u64>,
 
@@ -78,6 +82,49 @@ pub struct Opts {
     /// (4.0K, 1.5M, 12G).
     #[arg(short = 'h', long)]
     human_readable: bool,
+
+    /// A line for every entry, files too, not only directories (du -a):
+    /// down to -d N, or the whole tree without -d and --top.
+    #[arg(short = 'a', long, conflicts_with = "list")]
+    all: bool,
+
+    /// Entry counts instead of sizes in the lines (du --inodes): each
+    /// directory with everything below it; a hard-linked file once.
+    #[arg(long, conflicts_with = "list")]
+    inodes: bool,
+
+    /// Leave out the lines whose size (or count, with --inodes) is below
+    /// SIZE, or above -SIZE when negative (du -t): 1M, 1MB (10^6),
+    /// 1MiB, K M G T P E Z Y R Q. Every directory without -d and --top.
+    #[arg(short = 't', long, value_name = "SIZE", allow_hyphen_values = true,
+          conflicts_with_all = ["list", "tree"], value_parser = parse_threshold)]
+    threshold: Option<i64>,
+
+    /// A last line with the grand total of all PATHs ("SIZE<TAB>total",
+    /// du -c). Every directory without -d and --top.
+    #[arg(short = 'c', long, conflicts_with = "list")]
+    total: bool,
+
+    /// A picture of the largest subtrees: an indented tree, each with its
+    /// share of its parent as a bar and a percentage, fitted to the
+    /// terminal (--top N lines at most, -d N levels deep).
+    #[arg(long, conflicts_with_all = ["list", "json", "export"])]
+    tree: bool,
+
+    /// With --tree: the width of the picture in columns (default:
+    /// $COLUMNS, else the terminal's, else 80).
+    #[arg(long, value_name = "N", requires = "tree",
+          value_parser = clap::value_parser!(u16).range(20..))]
+    width: Option<u16>,
+
+    /// Print the completion script for SHELL (bash, zsh, fish) and exit:
+    /// `traverse --completions bash > /etc/bash_completion.d/traverse`.
+    #[arg(long, value_name = "SHELL", exclusive = true)]
+    completions: Option<clap_complete::Shell>,
+
+    /// Print the man page (roff) and exit: `traverse --man | man -l -`.
+    #[arg(long, exclusive = true)]
+    man: bool,
 
     /// The lines of -d and --top show apparent sizes (st_size, du -b,
     /// du --apparent-size): traverse's default.
@@ -136,6 +183,63 @@ fn parse_engine(s: &str) -> Result<Engine, String> {
     s.parse()
 }
 
+/// A `-t` SIZE as du reads it: an integer (decimal, `0x` hex or `0`
+/// octal) with an optional sign, then an optional unit: k K m M G T P E Z
+/// Y R Q, powers of 1024, or of 1000 when followed by `B` or `D` (`1MB`),
+/// of 1024 again with `iB` (`1MiB`). `-0` means nothing and is refused.
+fn parse_threshold(s: &str) -> Result<i64, String> {
+    let (negative, rest) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (radix, digits) =
+        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            (16, hex)
+        } else if rest.len() > 1 && rest.starts_with('0') {
+            (8, &rest[1..])
+        } else {
+            (10, rest)
+        };
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    if end == 0 {
+        return Err("not a number".to_owned());
+    }
+    let too_large = || "too large".to_owned();
+    let mut value = u128::from_str_radix(&digits[..end], radix).map_err(|_| too_large())?;
+    let unit = &digits[end..];
+    if let Some(letter) = unit.chars().next() {
+        let power: u32 = match letter {
+            'k' | 'K' => 1,
+            'm' | 'M' => 2,
+            'G' => 3,
+            'T' => 4,
+            'P' => 5,
+            'E' => 6,
+            'Z' => 7,
+            'Y' => 8,
+            'R' => 9,
+            'Q' => 10,
+            _ => return Err("invalid suffix".to_owned()),
+        };
+        let base: u128 = match &unit[1..] {
+            "" | "iB" => 1024,
+            "B" | "D" => 1000,
+            _ => return Err("invalid suffix".to_owned()),
+        };
+        value = base
+            .checked_pow(power)
+            .and_then(|scale| value.checked_mul(scale))
+            .ok_or_else(too_large)?;
+    }
+    let value = i64::try_from(value).map_err(|_| too_large())?;
+    if negative && value == 0 {
+        return Err("-0 means nothing".to_owned());
+    }
+    Ok(if negative { -value } else { value })
+}
+
 /// What to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
@@ -148,11 +252,19 @@ pub enum Output {
 /// Per-directory lines and the export.
 #[derive(Clone, Debug, Default)]
 pub struct Breakdown {
-    /// `-d N`, N > 0.
+    /// `-d N`, N > 0 (or any N with `-a`, `--inodes`, `-t`, `-c`).
     pub max_depth: Option<usize>,
     pub top: Option<usize>,
     pub human: bool,
     pub disk_usage: bool,
+    /// `-a`: files in the lines too.
+    pub all: bool,
+    /// `--inodes`: entry counts instead of sizes.
+    pub inodes: bool,
+    /// `-t`: positive, the least size shown; negative, the most.
+    pub threshold: Option<i64>,
+    /// `--tree`: the picture instead of lines.
+    pub tree: Option<crate::tree::Fit>,
     /// `--export`: `None` for stdout.
     pub export: Option<Option<PathBuf>>,
 }
@@ -165,6 +277,10 @@ pub struct Config {
     pub walk: WalkBuilder,
     /// `None`: the totals only.
     pub breakdown: Option<Breakdown>,
+    /// `-c`: the grand total at the end.
+    pub total: bool,
+    /// `--completions`, `--man`: print this and exit.
+    pub generate: Option<crate::manual::Generate>,
 }
 
 impl Opts {
@@ -172,6 +288,11 @@ impl Opts {
     /// several PATHs, or an export to stdout with other output asked for.
     /// (clap has already refused other bad values with status 2.)
     pub fn into_config(self) -> Result<Config, String> {
+        let generate = if let Some(shell) = self.completions {
+            Some(crate::manual::Generate::Completions(shell))
+        } else {
+            self.man.then_some(crate::manual::Generate::Man)
+        };
         let output = if self.list {
             Output::List(if self.null { b'\0' } else { b'\n' })
         } else if self.json {
@@ -196,6 +317,10 @@ impl Opts {
             walk.exclude(pattern)
                 .map_err(|e| format!("--exclude: {e}"))?;
         }
+        if self.top.is_some() && self.max_depth.is_some() && !self.tree {
+            // Which directories would the lines be?
+            return Err("--top and -d go together only with --tree".to_owned());
+        }
         if self.export.is_some() && self.paths.len() > 1 {
             return Err("--export takes one PATH (the export is one tree)".to_owned());
         }
@@ -215,22 +340,40 @@ impl Opts {
                 ));
             }
         }
+        // du's flags ask for du's lines: every directory unless -d says
+        // how deep (-d 0 then being the root's line, as in du).
+        let du_lines = self.all || self.inodes || self.threshold.is_some() || self.total;
+        let max_depth = match self.max_depth {
+            Some(d) if d > 0 || du_lines => Some(d),
+            None if du_lines && self.top.is_none() && !self.tree => Some(usize::MAX),
+            _ => None,
+        };
         let breakdown = Breakdown {
-            max_depth: self.max_depth.filter(|&d| d > 0),
+            max_depth: max_depth.filter(|_| !self.tree),
             top: self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             human: self.human_readable,
             disk_usage: self.disk_usage,
+            all: self.all,
+            inodes: self.inodes,
+            threshold: self.threshold,
+            tree: self
+                .tree
+                .then(|| crate::tree::Fit::new(self.width, self.max_depth, self.top)),
             export: self
                 .export
                 .map(|file| (file.as_os_str() != "-").then_some(file)),
         };
-        let wanted =
-            breakdown.max_depth.is_some() || breakdown.top.is_some() || breakdown.export.is_some();
+        let wanted = breakdown.max_depth.is_some()
+            || breakdown.top.is_some()
+            || breakdown.export.is_some()
+            || breakdown.tree.is_some();
         Ok(Config {
             paths: self.paths,
             output,
             walk,
             breakdown: wanted.then_some(breakdown),
+            total: self.total,
+            generate,
         })
     }
 }
@@ -243,6 +386,35 @@ mod tests {
     #[test]
     fn options_are_consistent() {
         Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn thresholds_are_read_as_du_reads_them() {
+        let ok = [
+            ("0", 0),
+            ("1", 1),
+            ("+7", 7),
+            ("-1", -1),
+            ("1k", 1024),
+            ("1K", 1024),
+            ("1KiB", 1024),
+            ("1KB", 1000),
+            ("2m", 2 << 20),
+            ("1MD", 1_000_000),
+            ("1G", 1 << 30),
+            ("-3T", -3 << 40),
+            ("0x10", 16),
+            ("010", 8),
+            ("7E", 7 << 60),
+        ];
+        for (arg, want) in ok {
+            assert_eq!(parse_threshold(arg), Ok(want), "{arg}");
+        }
+        for bad in [
+            "", "-", "-0", "1b", "1e", "1g", "1.5M", "1Mx", "1iB", "8E", "1Z", "x",
+        ] {
+            assert!(parse_threshold(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::breakdown::{ncdu_entry, Breakdown};
 use crate::config::Config;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
+use crate::file_totals::FileTotals;
 use crate::filter::FilterEntry;
 use crate::links::MountNames;
 use crate::node::{push_name, DirNode, FdBudget};
@@ -229,6 +230,9 @@ impl<'v> Worker<'v> {
             }
         } else {
             self.here.add_stat(st);
+            if let Some(name) = name.filter(|_| !st.is_dir()) {
+                self.file(name, st);
+            }
         }
         if ncdu {
             match name {
@@ -241,6 +245,27 @@ impl<'v> Worker<'v> {
                     }
                 }
             }
+        }
+    }
+
+    /// With a breakdown that asks for them: hands the entry `name` of the
+    /// current directory, not a directory, to its visitor (the path built
+    /// only then).
+    fn file(&mut self, name: &[u8], st: &Stat) {
+        let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) else {
+            return;
+        };
+        let depth = dir.depth() + 1;
+        if breakdown.files_to.is_none_or(|max| depth > max) {
+            return;
+        }
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
+        push_name(&mut self.entry_path, name);
+        if let Some(breakdown) = &self.breakdown {
+            let file = FileTotals::new(&self.entry_path, depth, st.mode, st.size, st.blocks);
+            breakdown.file(&file);
         }
     }
 

@@ -2,7 +2,9 @@
 
 mod cli;
 mod dirs;
+mod manual;
 mod output;
+mod tree;
 
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
@@ -33,6 +35,9 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if let Some(what) = config.generate {
+        return manual::print(what);
+    }
     let interrupt = Arc::new(AtomicBool::new(false));
     if let Err(e) = on_sigint(Arc::clone(&interrupt)) {
         eprintln!("traverse: cannot handle SIGINT: {e}");
@@ -67,6 +72,9 @@ fn main() -> ExitCode {
     // Never over a listing: both would share the terminal.
     let progress = io::stderr().is_terminal() && !matches!(config.output, Output::List(_));
     let mut all = Totals::default();
+    // `-c` with lines: the sum of the roots' sizes as the lines show them.
+    let mut total_size = 0u128;
+    let mut total_line = None;
     let mut partial = false;
     let stdout = io::stdout();
     for path in &config.paths {
@@ -98,6 +106,8 @@ fn main() -> ExitCode {
                     eprintln!("traverse: {e}");
                     all.errors += 1;
                 }
+                total_size += dirs.root_size(path, &summary);
+                total_line = Some(Arc::clone(dirs));
                 if export_stdout {
                     String::new()
                 } else {
@@ -117,16 +127,14 @@ fn main() -> ExitCode {
         }
         sink.write_out(text.as_bytes());
     }
-    // A breakdown has no total line, as du without -c.
-    if config.paths.len() > 1
-        && config.breakdown.is_none()
-        && !partial
-        && !sink.stdout_failed.load(Ordering::Relaxed)
-    {
-        match config.output {
-            Output::Human => sink.write_out(output::human(None, &all, false).as_bytes()),
-            Output::Json => sink.write_out(output::json(None, &all).as_bytes()),
-            Output::List(_) => {}
+    // A breakdown has a total line with -c only, as du.
+    let total = config.total || (config.paths.len() > 1 && config.breakdown.is_none());
+    if total && !partial && !export_stdout && !sink.stdout_failed.load(Ordering::Relaxed) {
+        match (config.output, total_line) {
+            (Output::Human, Some(dirs)) => sink.write_out(dirs.total_line(total_size).as_bytes()),
+            (Output::Human, None) => sink.write_out(output::human(None, &all, false).as_bytes()),
+            (Output::Json, _) => sink.write_out(output::json(None, &all).as_bytes()),
+            (Output::List(_), _) => {}
         }
     }
     if let Err(e) = stdout.lock().flush() {

@@ -1,0 +1,73 @@
+//! What a [`DirVisitor`](crate::DirVisitor) sees of an entry that is not a
+//! directory, when it asks for them (`du -a`).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::totals::Totals;
+
+/// An entry that is not a directory (a file, a symlink, a FIFO...), as
+/// [`DirVisitor::file`](crate::DirVisitor::file) sees it: its path, its
+/// depth and its totals.
+///
+/// # Example
+///
+/// ```
+/// use traverse::{DirTotals, DirVisitor, FileTotals};
+/// struct All;
+/// impl DirVisitor for All {
+///     fn dir(&self, dir: &DirTotals<'_>) {
+///         println!("{}\t{}", dir.totals().bytes, dir.path().display());
+///     }
+///     fn files_to(&self) -> Option<usize> {
+///         Some(usize::MAX)
+///     }
+///     fn file(&self, file: &FileTotals<'_>) {
+///         println!("{}\t{}", file.totals().bytes, file.path().display());
+///     }
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct FileTotals<'a> {
+    path: &'a [u8],
+    depth: usize,
+    totals: Totals,
+}
+
+impl<'a> FileTotals<'a> {
+    /// The entry `path` at `depth`, of type `mode` (`st_mode`) and sizes
+    /// `size` and `blocks` (`st_size`, `st_blocks`).
+    pub(crate) fn new(
+        path: &'a [u8],
+        depth: usize,
+        mode: u32,
+        size: u64,
+        blocks: u64,
+    ) -> FileTotals<'a> {
+        let mut totals = Totals::default();
+        totals.add_kind(mode);
+        totals.add_sizes(size, blocks);
+        FileTotals {
+            path,
+            depth,
+            totals,
+        }
+    }
+
+    /// The entry's path: the root's path and the names below it.
+    pub fn path(&self) -> &'a Path {
+        Path::new(OsStr::from_bytes(self.path))
+    }
+
+    /// Levels below the root (an entry of the root is at 1).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The entry alone: one of `files`, `symlinks` or `other` counts it,
+    /// `bytes` and `disk_bytes` are its sizes (`du -ab`, `du -aB1`).
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+}
