@@ -33,6 +33,7 @@ use traverse::{Engine, WalkBuilder};
                   traverse ~/src                          counts and sizes of the tree\n  \
                   traverse -d 1 -h ~                      a line per directory below ~, sizes as 1.5M\n  \
                   traverse --top 20 --disk-usage /var     the 20 directories using most disk\n  \
+                  traverse -i ~/Downloads                 browse, sort, delete\n  \
                   traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu"
 )]
 pub struct Opts {
@@ -97,6 +98,20 @@ pub struct Opts {
     #[arg(long, value_name = "FILE", conflicts_with = "list")]
     export: Option<PathBuf>,
 
+    /// Browse PATH in the terminal: its directories show as soon as their
+    /// totals are final, files too once the scan ends; arrows or j/k move,
+    /// Enter goes in, Backspace goes up, s/n/c sort by size, name or
+    /// count, d deletes (after y), q quits. One PATH only. Memory as
+    /// --export's.
+    #[arg(short = 'i', long,
+          conflicts_with_all = ["list", "json", "export", "max_depth", "top"])]
+    interactive: bool,
+
+    /// With --interactive: quit once the screen after the scan is drawn
+    /// (for measurements).
+    #[arg(long, hide = true, requires = "interactive")]
+    exit_when_scanned: bool,
+
     /// Count the size of a hard-linked file for every link (du -l).
     #[arg(long)]
     count_links: bool,
@@ -160,6 +175,8 @@ pub struct Config {
     pub walk: WalkBuilder,
     /// `None`: the totals only.
     pub breakdown: Option<Breakdown>,
+    /// `--interactive`: the browser instead of any output.
+    pub interactive: Option<crate::browse::Options>,
 }
 
 impl Opts {
@@ -192,6 +209,13 @@ impl Opts {
         if self.export.is_some() && self.paths.len() > 1 {
             return Err("--export takes one PATH (the export is one tree)".to_owned());
         }
+        if self.interactive && self.paths.len() > 1 {
+            return Err("--interactive takes one PATH (the browser shows one tree)".to_owned());
+        }
+        let interactive = self.interactive.then_some(crate::browse::Options {
+            disk_usage: self.disk_usage,
+            exit_when_scanned: self.exit_when_scanned,
+        });
         let breakdown = Breakdown {
             max_depth: self.max_depth.filter(|&d| d > 0),
             top: self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
@@ -208,6 +232,7 @@ impl Opts {
             output,
             walk,
             breakdown: wanted.then_some(breakdown),
+            interactive,
         })
     }
 }

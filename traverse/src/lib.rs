@@ -60,6 +60,7 @@ mod threads;
 #[cfg(feature = "reference-engines")]
 mod tokio_fs;
 mod totals;
+mod tree;
 mod uring;
 mod visit;
 mod walk;
@@ -67,11 +68,12 @@ mod walk;
 /// The type of a listed [`Entry`].
 pub use io_uring_getdents::dirent::FileType;
 
-pub use breakdown::{DirTotals, DirVisitor};
+pub use breakdown::{DirTotals, DirVisitor, NcduDir};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use error::{Error, Op};
 pub use filter::FilterEntry;
 pub use totals::{Progress, Totals};
+pub use tree::{NcduEntries, NcduEntry};
 pub use visit::{Entry, Event, Ignore, Metadata, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};
