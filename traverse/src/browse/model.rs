@@ -210,7 +210,10 @@ impl Model {
     }
 
     pub fn down(&mut self, by: usize) {
-        self.selected = (self.selected + by).min(self.rows.len().saturating_sub(1));
+        self.selected = self
+            .selected
+            .saturating_add(by)
+            .min(self.rows.len().saturating_sub(1));
     }
 
     /// Into the selected subdirectory.
