@@ -99,7 +99,9 @@ impl VisitorBuilder for Errors {
 /// Browses `root`, walked by `walk` (which stops when `interrupt` is
 /// set). Exit status 0 when the person quits; 2 without a terminal.
 pub fn run(root: &Path, walk: &Walk, interrupt: &AtomicBool, opts: Options) -> ExitCode {
-    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+    // The screen goes to stdout; keys come from the terminal (crossterm
+    // opens /dev/tty when stdin is not one).
+    if !io::stdout().is_terminal() {
         eprintln!("traverse: --interactive needs a terminal");
         return ExitCode::from(2);
     }
