@@ -38,6 +38,11 @@ pub struct Options {
     pub exit_when_scanned: bool,
 }
 
+/// The shortest time between two screens during the scan.
+const FRAME: Duration = Duration::from_millis(50);
+/// How often the scan's progress is redrawn.
+const PROGRESS: Duration = Duration::from_millis(200);
+
 /// What reaches the loop.
 enum Msg {
     Input(Event),
@@ -165,34 +170,50 @@ fn browse(
     let mut model = Model::new(root, opts.disk_usage);
     let mut done: Option<(f64, u64)> = None;
     let mut errors = 0;
+    // During the scan, directories may finish faster than a terminal
+    // shows them: a new screen at most every FRAME, except after a key
+    // or at the end.
+    let mut last_draw: Option<Instant> = None;
+    let (mut pending, mut now_please) = (true, false);
     loop {
-        let scan = match done {
-            Some((secs, errors)) => Scan::Done { secs, errors },
-            None => Scan::Running(walk.progress()),
-        };
-        terminal.draw(|frame| view::draw(frame, &model, &scan))?;
-        if opts.exit_when_scanned && done.is_some() {
-            return Ok(());
+        let due = last_draw.is_none_or(|t| t.elapsed() >= FRAME);
+        if pending && (now_please || done.is_some() || due) {
+            let scan = match done {
+                Some((secs, errors)) => Scan::Done { secs, errors },
+                None => Scan::Running(walk.progress()),
+            };
+            terminal.draw(|frame| view::draw(frame, &model, &scan))?;
+            if opts.exit_when_scanned && done.is_some() {
+                return Ok(());
+            }
+            last_draw = Some(Instant::now());
+            (pending, now_please) = (false, false);
         }
-        let wait = if done.is_some() {
-            Duration::from_secs(3600)
-        } else {
-            Duration::from_millis(200)
+        let wait = match (done, last_draw) {
+            (Some(_), _) => Duration::from_secs(3600),
+            (None, Some(t)) if pending => FRAME.saturating_sub(t.elapsed()),
+            (None, _) => PROGRESS,
         };
         let mut msg = match rx.recv_timeout(wait) {
             Ok(msg) => msg,
-            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Timeout) => {
+                // The progress line moves on during the scan.
+                pending |= done.is_none();
+                continue;
+            }
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
+        pending = true;
         // Everything already waiting, before the next drawing.
         loop {
             match msg {
                 Msg::Input(Event::Key(key)) if key.kind != KeyEventKind::Release => {
+                    now_please = true;
                     if !on_key(&mut model, key, root, root_fd) {
                         return Ok(());
                     }
                 }
-                Msg::Input(_) => {}
+                Msg::Input(_) => now_please = true,
                 Msg::Dir(dir) => model.early_dir(dir),
                 Msg::Root(tree) => model.root_done(tree),
                 Msg::Error(text) => {
