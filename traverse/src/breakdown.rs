@@ -130,7 +130,7 @@ impl DirTotals<'_> {
     /// [`DirVisitor`] asked for trees ([`DirVisitor::ncdu`]); its parent's
     /// tree then goes on without it (an ncdu export of the root would
     /// lack it). Called a second time, or without trees, gives `None`.
-    /// Example: [`NcduDir`].
+    /// Example: [`NcduDir::name`].
     pub fn take_tree(&self) -> Option<NcduDir> {
         self.tree.borrow_mut().take()
     }
@@ -334,7 +334,8 @@ impl Breakdown {
 /// [subdirectory]...]`, built as the walk goes (entries as JSON text,
 /// subdirectories as they finish), with the totals of its subtree. The
 /// tree of `--export`, and what `--interactive` browses (see
-/// [`DirTotals::take_tree`]; reading it: [`NcduDir::entries`]).
+/// [`DirTotals::take_tree`]; reading it: [`NcduDir::entries`]). Example:
+/// [`NcduDir::name`].
 #[derive(Debug, Default)]
 pub struct NcduDir {
     pub(crate) info: Vec<u8>,

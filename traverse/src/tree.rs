@@ -68,6 +68,7 @@ impl NcduEntry {
 }
 
 /// The entries of an [`NcduDir`], in the order the walk met them.
+/// Example: [`NcduDir::name`].
 #[derive(Clone, Debug)]
 pub struct NcduEntries<'a> {
     text: &'a [u8],
