@@ -17,6 +17,7 @@
 //! walk, which holds back the directories that hold their names (and so
 //! their ancestors) until then.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -69,8 +70,9 @@ pub trait DirVisitor: Send + Sync {
     fn dir(&self, dir: &DirTotals<'_>);
 
     /// Whether to build the tree of every entry in ncdu's export format
-    /// (then [`DirTotals::write_ncdu`] works on the root). Memory grows
-    /// with the tree.
+    /// (then [`DirTotals::write_ncdu`] works on the root, and
+    /// [`DirTotals::take_tree`] on every directory). Memory grows with the
+    /// tree.
     fn ncdu(&self) -> bool {
         false
     }
@@ -111,7 +113,9 @@ pub struct DirTotals<'a> {
     totals: &'a Totals,
     /// Names of hard-linked inodes in the subtree beyond the one counted.
     more_names: u64,
-    tree: Option<&'a NcduDir>,
+    /// The directory's tree, until [`take_tree`](Self::take_tree) takes it
+    /// (otherwise it goes into its parent's).
+    tree: RefCell<Option<NcduDir>>,
 }
 
 impl DirTotals<'_> {
@@ -160,10 +164,19 @@ impl DirTotals<'_> {
     /// [`DirVisitor`] asked for it ([`DirVisitor::ncdu`]) and this is the
     /// root; otherwise returns `Ok(false)` and writes nothing.
     pub fn write_ncdu(&self, w: &mut dyn Write) -> io::Result<bool> {
-        match self.tree {
-            Some(tree) => tree.write(w).map(|()| true),
-            None => Ok(false),
+        match &*self.tree.borrow() {
+            Some(tree) if self.node.parent().is_none() => tree.write(w).map(|()| true),
+            _ => Ok(false),
         }
+    }
+
+    /// Takes the directory's tree, whole and with its totals, when the
+    /// [`DirVisitor`] asked for trees ([`DirVisitor::ncdu`]); its parent's
+    /// tree then goes on without it (an ncdu export of the root would
+    /// lack it). Called a second time, or without trees, gives `None`.
+    /// Example: [`NcduDir::name`].
+    pub fn take_tree(&self) -> Option<NcduDir> {
+        self.tree.borrow_mut().take()
     }
 }
 
@@ -329,16 +342,19 @@ impl Breakdown {
                 // Kept until the walk ends: without the room grown for more.
                 t.entries.shrink_to_fit();
                 t.dirs.shrink_to_fit();
+                t.totals = totals;
                 std::mem::take(&mut *t)
             });
+            let finished = DirTotals {
+                node: cur,
+                totals: &totals,
+                more_names,
+                tree: RefCell::new(tree),
+            };
             if !tally.left_out.load(Ordering::Relaxed) {
-                self.visitor.dir(&DirTotals {
-                    node: cur,
-                    totals: &totals,
-                    more_names,
-                    tree: tree.as_ref().filter(|_| cur.parent().is_none()),
-                });
+                self.visitor.dir(&finished);
             }
+            let tree = finished.tree.into_inner();
             let Some(parent) = cur.parent() else {
                 return;
             };
@@ -397,32 +413,37 @@ impl Breakdown {
 
 /// A directory in ncdu's export format: `[{its fields}, {entry}...,
 /// [subdirectory]...]`, built as the walk goes (entries as JSON text,
-/// subdirectories as they finish).
+/// subdirectories as they finish), with the totals of its subtree. The
+/// tree of `--export`, and what `--interactive` browses (see
+/// [`DirTotals::take_tree`]; reading it: [`NcduDir::entries`]). Example:
+/// [`NcduDir::name`].
 #[derive(Debug, Default)]
-pub(crate) struct NcduDir {
-    info: Vec<u8>,
+pub struct NcduDir {
+    pub(crate) info: Vec<u8>,
     /// Whether reading it failed, whole or in part.
-    read_error: bool,
+    pub(crate) read_error: bool,
     /// `,{entry}` for each entry that is not a subdirectory read.
-    entries: Vec<u8>,
-    dirs: Vec<NcduDir>,
+    pub(crate) entries: Vec<u8>,
+    pub(crate) dirs: Vec<NcduDir>,
+    /// The subtree's totals, once final.
+    pub(crate) totals: Totals,
 }
 
 impl NcduDir {
     /// The directory's own fields, from its stat (with its device, which
     /// ncdu needs to tell hard links on different filesystems apart).
-    pub fn set_info(&mut self, name: &[u8], st: &Stat) {
+    pub(crate) fn set_info(&mut self, name: &[u8], st: &Stat) {
         self.info.clear();
         ncdu_fields(&mut self.info, name, st, true);
     }
 
     /// Marks that the directory could not be read (whole or in part).
-    pub fn read_error(&mut self) {
+    pub(crate) fn read_error(&mut self) {
         self.read_error = true;
     }
 
     /// Appends entries written by [`ncdu_entry`].
-    pub fn add_entries(&mut self, json: &[u8]) {
+    pub(crate) fn add_entries(&mut self, json: &[u8]) {
         self.entries.extend_from_slice(json);
     }
 
@@ -502,7 +523,7 @@ fn ncdu_fields(out: &mut Vec<u8>, name: &[u8], st: &Stat, with_dev: bool) {
 /// Appends `bytes` as a JSON string, quotes included, the way ncdu writes
 /// names: `"`, `\` and control characters escaped, every other byte as
 /// is (names need not be UTF-8; ncdu and gdu read the bytes back).
-fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     use std::io::Write as _;
     out.push(b'"');
     for &b in bytes {

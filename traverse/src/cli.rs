@@ -35,6 +35,7 @@ use traverse::{Engine, WalkBuilder};
                   traverse ~/src                          counts and sizes of the tree\n  \
                   traverse -d 1 -h ~                      a line per directory below ~, sizes as 1.5M\n  \
                   traverse --top 20 --disk-usage /var     the 20 directories using most disk\n  \
+                  traverse -i ~/Downloads                 browse, sort, delete\n  \
                   traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu\n  \
                   traverse --tree ~                       the largest subtrees, with share bars\n  \
                   traverse -a -t 100M -h /srv             files and directories of 100M and more"
@@ -148,6 +149,20 @@ pub struct Opts {
     /// 140 MB per million entries).
     #[arg(long, value_name = "FILE", conflicts_with = "list")]
     export: Option<PathBuf>,
+
+    /// Browse PATH in the terminal: its directories show as soon as their
+    /// totals are final, files too once the scan ends; arrows or j/k move,
+    /// Enter goes in, Backspace goes up, s/n/c sort by size, name or
+    /// count, d deletes (after y), q quits. One PATH only. Memory as
+    /// --export's.
+    #[arg(short = 'i', long,
+          conflicts_with_all = ["list", "json", "export", "max_depth", "top"])]
+    interactive: bool,
+
+    /// With --interactive: quit once the screen after the scan is drawn
+    /// (for measurements).
+    #[arg(long, hide = true, requires = "interactive")]
+    exit_when_scanned: bool,
 
     /// Count the size of a hard-linked file for every link (du -l).
     #[arg(long)]
@@ -281,6 +296,8 @@ pub struct Config {
     pub total: bool,
     /// `--completions`, `--man`: print this and exit.
     pub generate: Option<crate::manual::Generate>,
+    /// `--interactive`: the browser instead of any output.
+    pub interactive: Option<crate::browse::Options>,
 }
 
 impl Opts {
@@ -348,6 +365,13 @@ impl Opts {
             None if du_lines && self.top.is_none() && !self.tree => Some(usize::MAX),
             _ => None,
         };
+        if self.interactive && self.paths.len() > 1 {
+            return Err("--interactive takes one PATH (the browser shows one tree)".to_owned());
+        }
+        let interactive = self.interactive.then_some(crate::browse::Options {
+            disk_usage: self.disk_usage,
+            exit_when_scanned: self.exit_when_scanned,
+        });
         let breakdown = Breakdown {
             max_depth: max_depth.filter(|_| !self.tree),
             top: self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
@@ -374,6 +398,7 @@ impl Opts {
             breakdown: wanted.then_some(breakdown),
             total: self.total,
             generate,
+            interactive,
         })
     }
 }

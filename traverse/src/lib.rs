@@ -53,6 +53,7 @@ mod error;
 mod file_totals;
 mod filter;
 mod links;
+mod ncdu_tree;
 mod node;
 mod queue;
 #[cfg(feature = "reference-engines")]
@@ -69,13 +70,14 @@ mod walk;
 /// The type of a listed [`Entry`].
 pub use io_uring_getdents::dirent::FileType;
 
-pub use breakdown::{DirTotals, DirVisitor};
+pub use breakdown::{DirTotals, DirVisitor, NcduDir};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use dirpath::DirHandle;
 pub use error::{Error, Op};
 pub use file_totals::FileTotals;
 pub use filter::FilterEntry;
+pub use ncdu_tree::{NcduEntries, NcduEntry};
 pub use totals::{Progress, Totals};
 pub use visit::{Entry, Event, Ignore, Metadata, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

@@ -1,5 +1,6 @@
 //! `traverse [OPTIONS] PATH...`: a thin client of the `traverse` library.
 
+mod browse;
 mod cli;
 mod dirs;
 mod manual;
@@ -47,6 +48,9 @@ fn main() -> ExitCode {
     let walk = builder.build();
     if let Some(why) = walk.fallback() {
         eprintln!("traverse: io_uring engine unavailable ({why}); using the threads engine");
+    }
+    if let Some(opts) = config.interactive {
+        return browse::run(&config.paths[0], &walk, &interrupt, opts);
     }
     let sink = Sink {
         output: config.output,
