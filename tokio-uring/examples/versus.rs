@@ -1,10 +1,11 @@
 //! The walk and an `ls -l` against plain `std::fs`, as docs/benchmarks.md
 //! reports them:
 //!
-//! - `versus walk TREE`: entries and the sum of their sizes, by a
-//!   `std::fs::read_dir` recursion on one thread and by `walk::Walk` with
-//!   `statx(STATX_SIZE)` inside `tokio_uring::start`; median of 7 warm
-//!   runs after one warm-up, wall-clock and CPU time (all threads);
+//! - `versus walk TREE [JOBS...]`: entries and the sum of their sizes, by
+//!   a `std::fs::read_dir` recursion on one thread and by `walk::Walk`
+//!   with `statx(STATX_SIZE)` inside `tokio_uring::start` (with each
+//!   `concurrency` given, default 8); median of 7 warm runs after one
+//!   warm-up, wall-clock and CPU time (all threads);
 //! - `versus one std|walk TREE`: one run of either, printing its totals
 //!   (for `hyperfine` with a cache drop before each run);
 //! - `versus ls DIR`: an `ls -l` of DIR (type, mode, links, owner, size,
@@ -18,7 +19,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tokio_uring_getdents::fs::{Dir, FileType, Metadata, STATX_BASIC_STATS, STATX_SIZE};
-use tokio_uring_getdents::walk::WalkBuilder;
+use tokio_uring_getdents::walk::{WalkBuilder, DEFAULT_CONCURRENCY};
 
 const RUNS: usize = 7;
 
@@ -26,15 +27,23 @@ fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let strs: Vec<&str> = args.iter().map(String::as_str).collect();
     match strs.as_slice() {
-        ["walk", tree] => {
+        ["walk", tree, rest @ ..] => {
             let tree = Path::new(tree);
             report("std::fs::read_dir recursion", || std_walk(tree))?;
-            report("walk (statx SIZE)", || uring_walk(tree))?;
+            let jobs: Vec<usize> = rest.iter().filter_map(|n| n.parse().ok()).collect();
+            for jobs in if jobs.is_empty() {
+                vec![DEFAULT_CONCURRENCY]
+            } else {
+                jobs
+            } {
+                let way = format!("walk (statx SIZE), {jobs} jobs");
+                report(&way, || uring_walk(tree, jobs))?;
+            }
         }
         ["one", way, tree] => {
             let (n, bytes) = match *way {
                 "std" => std_walk(Path::new(tree))?,
-                "walk" => uring_walk(Path::new(tree))?,
+                "walk" => uring_walk(Path::new(tree), DEFAULT_CONCURRENCY)?,
                 _ => usage(),
             };
             println!("{n} entries, {bytes} bytes");
@@ -51,7 +60,7 @@ fn main() -> io::Result<()> {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: versus walk TREE | versus one std|walk TREE | versus ls DIR");
+    eprintln!("usage: versus walk TREE [JOBS...] | versus one std|walk TREE | versus ls DIR");
     std::process::exit(2)
 }
 
@@ -110,9 +119,10 @@ fn std_walk(root: &Path) -> io::Result<(u64, u64)> {
     Ok(total)
 }
 
-fn uring_walk(root: &Path) -> io::Result<(u64, u64)> {
+fn uring_walk(root: &Path, jobs: usize) -> io::Result<(u64, u64)> {
     tokio_uring_getdents::start(async {
-        let mut walk = WalkBuilder::new(root).statx(STATX_SIZE).build();
+        let walk = WalkBuilder::new(root).statx(STATX_SIZE).concurrency(jobs);
+        let mut walk = walk.build();
         let mut total = (0, 0);
         while let Some(entry) = walk.next().await {
             let entry = entry?;
