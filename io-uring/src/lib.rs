@@ -14,7 +14,9 @@
 //!   end, so that the empty read after it need not be submitted;
 //! - [`syscall::getdents64`]: the plain system call, as reference and
 //!   fallback, with [`syscall::open_dir_at`] and [`syscall::statx`], the
-//!   calls a walk makes beside it.
+//!   calls a walk makes beside it;
+//! - [`read_all::read_dir_all`]: a whole directory in one call, through
+//!   GETDENTS where the kernel has it and `getdents64` elsewhere.
 //!
 //! The io-uring crate is re-exported, so one dependency is enough.
 //!
@@ -78,4 +80,5 @@ pub mod cqe;
 pub mod detect;
 pub mod dirent;
 pub mod opcode;
+pub mod read_all;
 pub mod syscall;

@@ -3,9 +3,12 @@
 //! two calls a walk makes beside it, an `openat(2)` that never leaves the
 //! tree and a `statx(2)` that does not follow symbolic links.
 
-use std::ffi::CStr;
+use std::borrow::Cow;
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// Reads directory records from the directory's current position into
 /// `buf` and returns how many bytes were written (0 at the end).
@@ -86,16 +89,24 @@ pub fn seek_dir(fd: BorrowedFd<'_>, offset: u64) -> io::Result<()> {
 /// reports a link that way under `O_DIRECTORY`, not as `ELOOP`), `ENOENT`,
 /// `EACCES`, `EMFILE`.
 ///
+/// `name` is a C string, or any string or path (copied with a NUL added;
+/// one holding a NUL byte gives `InvalidInput`).
+///
 /// # Example
 ///
 /// ```
 /// use io_uring_getdents::syscall::open_dir_at;
 /// let root = open_dir_at(None, c"/")?;
-/// let etc = open_dir_at(Some(std::os::fd::AsFd::as_fd(&root)), c"etc")?;
-/// # drop(etc);
+/// let etc = open_dir_at(Some(std::os::fd::AsFd::as_fd(&root)), "etc")?;
+/// let usr = open_dir_at(None, std::path::Path::new("/usr"))?;
+/// # drop((etc, usr));
 /// # Ok::<_, std::io::Error>(())
 /// ```
-pub fn open_dir_at(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<OwnedFd> {
+pub fn open_dir_at<N: DirName + ?Sized>(
+    dir: Option<BorrowedFd<'_>>,
+    name: &N,
+) -> io::Result<OwnedFd> {
+    let name = name.to_c_name()?;
     let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: `name` is a NUL-terminated string that lives through the
@@ -107,6 +118,79 @@ pub fn open_dir_at(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<Owned
     // SAFETY: a successful openat returns a new descriptor that nothing
     // else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// What [`open_dir_at`] takes as a name: `CStr` and `CString` as they are,
+/// `str`, `String`, `OsStr`, `OsString`, `Path` and `PathBuf` copied into a
+/// C string.
+///
+/// ```
+/// use io_uring_getdents::syscall::DirName;
+/// assert_eq!(&*"etc".to_c_name()?, c"etc");
+/// assert!("a\0b".to_c_name().is_err());
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub trait DirName {
+    /// The name as a NUL-terminated string.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` when the name holds a NUL byte.
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>>;
+}
+
+fn c_name(bytes: &[u8]) -> io::Result<Cow<'static, CStr>> {
+    CString::new(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))
+}
+
+impl DirName for CStr {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        Ok(Cow::Borrowed(self))
+    }
+}
+
+impl DirName for CString {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        Ok(Cow::Borrowed(self.as_c_str()))
+    }
+}
+
+impl DirName for str {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        c_name(self.as_bytes())
+    }
+}
+
+impl DirName for String {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        c_name(self.as_bytes())
+    }
+}
+
+impl DirName for OsStr {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        c_name(self.as_bytes())
+    }
+}
+
+impl DirName for OsString {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        c_name(self.as_bytes())
+    }
+}
+
+impl DirName for Path {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        c_name(self.as_os_str().as_bytes())
+    }
+}
+
+impl DirName for PathBuf {
+    fn to_c_name(&self) -> io::Result<Cow<'_, CStr>> {
+        c_name(self.as_os_str().as_bytes())
+    }
 }
 
 /// `statx(2)` of `name` relative to `dir` (the working directory if

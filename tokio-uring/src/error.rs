@@ -23,9 +23,10 @@ use std::path::{Path, PathBuf};
 ///     let detail = err.get_ref().and_then(|e| e.downcast_ref::<PathError>()).unwrap();
 ///     assert_eq!(detail.path(), std::path::Path::new("/does/not/exist"));
 ///     assert_eq!(detail.raw_os_error(), Some(libc::ENOENT));
+///     // What `main` prints when it returns the error reads as a sentence.
+///     assert!(format!("{err:?}").contains("cannot open directory /does/not/exist: No such file"));
 /// });
 /// ```
-#[derive(Debug)]
 pub struct PathError {
     op: &'static str,
     path: PathBuf,
@@ -76,6 +77,15 @@ impl fmt::Display for PathError {
             self.path.display(),
             self.source
         )
+    }
+}
+
+/// The same text as `Display`: an `io::Error` returned from `main` is
+/// printed with `Debug`, and that should read like a message, not like a
+/// struct.
+impl fmt::Debug for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

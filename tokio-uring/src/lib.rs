@@ -111,3 +111,24 @@ pub mod walk;
 
 pub use error::PathError;
 pub use usable::io_uring_usable;
+
+/// The runtime this crate runs on, re-exported so that a program needs no
+/// dependency of its own on it (`tokio_uring_getdents::start`, or
+/// `tokio_uring_getdents::tokio_uring::Builder` for settings).
+///
+/// ```
+/// tokio_uring_getdents::start(async {
+///     let dir = tokio_uring_getdents::fs::Dir::open("/").await?;
+///     dir.close().await
+/// })?;
+/// # Ok::<_, std::io::Error>(())
+/// ```
+pub use tokio_uring;
+/// `tokio_uring::start`: runs a future on a new tokio-uring runtime on
+/// this thread (see [`tokio_uring`]).
+///
+/// ```
+/// let n = tokio_uring_getdents::start(async { 1 + 1 });
+/// assert_eq!(n, 2);
+/// ```
+pub use tokio_uring::start;

@@ -195,3 +195,48 @@ fn handle_works_while_a_combinator_owns_the_stream() {
 fn path_cstr(path: &Path) -> std::ffi::CString {
     std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap()
 }
+
+#[test]
+fn statx_many_read_link_and_parent_match_std() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    fs::create_dir(&dir).unwrap();
+    // More than one chunk, files of different sizes, links and a subdirectory.
+    for i in 0..2_500 {
+        fs::write(dir.join(format!("f{i}")), vec![b'x'; i % 97]).unwrap();
+    }
+    for i in 0..20 {
+        std::os::unix::fs::symlink(
+            format!("target-{i}-{}", "y".repeat(i * 20)),
+            dir.join(format!("l{i}")),
+        )
+        .unwrap();
+    }
+    fs::create_dir(dir.join("sub")).unwrap();
+    for choice in backends() {
+        tokio_uring::start(async {
+            let mut d = builder(choice).open(&dir).await.unwrap();
+            let mut entries = Vec::new();
+            while let Some(entry) = d.next().await {
+                entries.push(entry.unwrap());
+            }
+            let names: Vec<_> = entries.iter().map(|e| e.file_name().to_owned()).collect();
+            let stats = d.statx_many(entries, STATX_BASIC_STATS).await.unwrap();
+            assert_eq!(stats.len(), names.len());
+            for ((entry, meta), name) in stats.iter().zip(&names) {
+                assert_eq!(entry.file_name(), name, "order kept");
+                let path = dir.join(name);
+                assert_same(meta.as_ref().unwrap(), &path);
+                if entry.file_type() == FileType::Symlink {
+                    let ours = d.read_link(entry).await.unwrap();
+                    assert_eq!(ours, fs::read_link(&path).unwrap());
+                }
+            }
+            let err = d.read_link("f1").await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(err.to_string().contains("f1"), "{err}");
+            let parent = d.parent_metadata(STATX_BASIC_STATS).await.unwrap();
+            assert_same(&parent, tmp.path());
+        });
+    }
+}

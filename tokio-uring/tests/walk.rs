@@ -248,7 +248,7 @@ fn filter_skip_current_dir_and_max_depth_prune() {
 
     let builder = WalkBuilder::new(tmp.path()).filter(move |e| {
         if pruned(e.path()) {
-            Visit::Skip
+            Visit::Prune
         } else {
             Visit::Continue
         }
@@ -256,6 +256,24 @@ fn filter_skip_current_dir_and_max_depth_prune() {
     let (got, errors) = tokio_uring::start(collect(builder));
     assert!(errors.is_empty());
     assert_eq!(as_map(&got), want, "filter");
+
+    // Skip leaves out the pruned directories themselves too.
+    let builder = WalkBuilder::new(tmp.path()).filter(move |e| {
+        if pruned(e.path()) {
+            Visit::Skip
+        } else {
+            Visit::Continue
+        }
+    });
+    let (got, errors) = tokio_uring::start(collect(builder));
+    assert!(errors.is_empty());
+    let without: BTreeMap<_, _> = want
+        .iter()
+        .filter(|(p, _)| !pruned(p))
+        .map(|(p, v)| (p.clone(), *v))
+        .collect();
+    assert!(without.len() < want.len());
+    assert_eq!(as_map(&got), without, "filter skipping");
 
     let got = tokio_uring::start(async {
         let mut walk = WalkBuilder::new(tmp.path()).concurrency(3).build();

@@ -62,7 +62,7 @@ impl DirHandle {
         DirHandle { fd, path, config }
     }
 
-    pub(super) fn shared_fd(&self) -> &SharedFd {
+    pub(crate) fn shared_fd(&self) -> &SharedFd {
         &self.fd
     }
 

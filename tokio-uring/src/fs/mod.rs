@@ -3,9 +3,11 @@
 use std::path::Path;
 
 // dir.rs: the stream (reads, batches, seek, statx, close); builder.rs: how
-// a Dir is opened (settings, backends); futures.rs: the open and statx
+// a Dir is opened (settings, backends); batch.rs: statx of many entries
+// in one blocking call, readlinkat, the parent's statx; futures.rs: the open and statx
 // futures; handle.rs: DirHandle; fallback.rs: the getdents64 read on the blocking pool;
 // entry.rs, name.rs, metadata.rs: the values handed to callers.
+mod batch;
 mod builder;
 mod dir;
 mod entry;
@@ -15,6 +17,7 @@ mod handle;
 mod metadata;
 mod name;
 
+pub use batch::{WithMetadata, CHUNK as STATX_MANY_CHUNK};
 pub use builder::{Backend, BackendChoice, DirBuilder, DEFAULT_BUFFER_SIZE, MIN_BUFFER_SIZE};
 pub use dir::Dir;
 pub use entry::DirEntry;

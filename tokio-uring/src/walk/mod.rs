@@ -14,33 +14,46 @@
 //! name, from the nearest ancestor still open (the root always is).
 //! DESIGN.md explains why the walk cannot deadlock.
 
+mod blocking;
 mod bridge;
+mod entry;
+mod node;
+mod ring;
 
+use std::cell::Cell;
 use std::collections::VecDeque;
-use std::ffi::{OsStr, OsString};
+use std::ffi::CString;
 use std::future::Future;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
 use futures_util::stream::FuturesUnordered;
 use futures_util::StreamExt;
-use std::cell::{Cell, RefCell};
 
-use crate::fs::{Dir, DirBuilder, DirEntry, DirHandle, FileType, Metadata, STATX_TYPE};
+use crate::fs::{Backend, Dir, DirBuilder, FileType};
+use blocking::{Listing, Order};
+use entry::DirName;
+use node::{child_done, Kept, Node};
 
 pub use bridge::WalkReceiver;
+pub use entry::WalkEntry;
 
-/// What the walk does with a directory after the filter has seen it.
+/// What the walk does with an entry after the filter has seen it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Visit {
     /// Yield the entry and, for a directory, walk into it.
     Continue,
-    /// Yield the entry but do not walk into it (for a directory: its
-    /// subtree is pruned and never opened).
+    /// Yield the entry but do not walk into it (a directory's subtree is
+    /// never opened; the directory itself is still yielded).
+    Prune,
+    /// Neither yield the entry nor walk into it, as if it were not there
+    /// (what `filter_entry` does in walkdir and in traverse).
     Skip,
 }
 
@@ -163,19 +176,17 @@ impl WalkBuilder {
         // reopened ancestor and the child) are reserved; the rest keeps
         // parents open.
         let keep = self.max_open.saturating_sub(1 + 2 * concurrency);
-        let root = Rc::new(Node {
-            parent: None,
-            name: OsString::new(),
-            path: self.root.clone(),
-            depth: 0,
-            handle: RefCell::new(None),
-            children_left: Cell::new(0),
-        });
+        let root = Node::new(None, DirName::root(&self.root), 0);
         let running: FuturesUnordered<Job> = FuturesUnordered::new();
-        running.push(Box::pin(open_root(self.dir, Rc::clone(&root), self.mask)));
+        let (node, builder, mask) = (Rc::clone(&root), self.dir, self.mask);
+        running.push(Box::pin(async move {
+            let opened = ring::open_root(builder, &node, mask).await;
+            Done::Root(node, opened)
+        }));
         Walk {
             root,
             root_dir: None,
+            fallback: false,
             mask: self.mask,
             max_depth: self.max_depth,
             filter: self.filter,
@@ -235,72 +246,16 @@ impl std::fmt::Debug for WalkBuilder {
     }
 }
 
-/// One entry of a walk.
-#[derive(Clone, Debug)]
-pub struct WalkEntry {
-    path: PathBuf,
-    depth: usize,
-    file_type: FileType,
-    ino: u64,
-    metadata: Option<Metadata>,
-}
-
-impl WalkEntry {
-    /// The root joined with the names down to this entry.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The last component of [`path`](Self::path) (for the root, the
-    /// whole path).
-    pub fn file_name(&self) -> &OsStr {
-        self.path.file_name().unwrap_or(self.path.as_os_str())
-    }
-
-    /// 0 for the root, 1 for its entries, and so on.
-    pub fn depth(&self) -> usize {
-        self.depth
-    }
-
-    /// The type the directory entry gives (no `statx` needed); where the
-    /// file system reports `DT_UNKNOWN`, the walk asks `statx`. Symbolic
-    /// links are reported as such, never followed.
-    pub fn file_type(&self) -> FileType {
-        self.file_type
-    }
-
-    /// The inode number from the directory entry.
-    pub fn ino(&self) -> u64 {
-        self.ino
-    }
-
-    /// The `statx` result, when the walk was built with
-    /// [`WalkBuilder::statx`].
-    pub fn metadata(&self) -> Option<&Metadata> {
-        self.metadata.as_ref()
-    }
-}
-
-/// A directory of the walk: enough to open it again from an ancestor.
-struct Node {
-    parent: Option<Rc<Node>>,
-    name: OsString,
-    path: PathBuf,
-    depth: usize,
-    /// Kept open while subdirectories wait to be opened, if there was room.
-    handle: RefCell<Option<DirHandle>>,
-    /// Subdirectories not yet opened (or pruned).
-    children_left: Cell<usize>,
-}
-
 type Job = Pin<Box<dyn Future<Output = Done>>>;
 
 enum Done {
     Root(Rc<Node>, io::Result<Box<(Dir, WalkEntry)>>),
+    /// Directories read, in the order of `nodes`; `reserved` descriptors
+    /// were counted as kept for the job while it ran.
     Read {
-        node: Rc<Node>,
-        handle: Option<DirHandle>,
-        items: Vec<io::Result<WalkEntry>>,
+        nodes: Vec<Rc<Node>>,
+        listings: Vec<Listing>,
+        reserved: usize,
     },
 }
 
@@ -317,6 +272,8 @@ pub struct Walk {
     root: Rc<Node>,
     /// The open root, until its read starts.
     root_dir: Option<Dir>,
+    /// No GETDENTS: directories are read in batches on blocking threads.
+    fallback: bool,
     mask: Option<u32>,
     max_depth: usize,
     filter: Option<FilterFn>,
@@ -404,6 +361,13 @@ impl Walk {
 
     fn start_jobs(&mut self) {
         while self.running.len() < self.concurrency && self.ready.len() < READY_HIGH {
+            if self.pending.is_empty() {
+                return;
+            }
+            if self.fallback {
+                self.start_batch();
+                continue;
+            }
             let Some(node) = self.pending.pop() else {
                 return;
             };
@@ -412,74 +376,161 @@ impl Walk {
             } else {
                 None
             };
-            self.running.push(Box::pin(read(node, dir, self.mask)));
+            let mask = self.mask;
+            self.running.push(Box::pin(async move {
+                let listing = ring::read(&node, dir, mask).await;
+                Done::Read {
+                    nodes: vec![node],
+                    listings: vec![listing],
+                    reserved: 0,
+                }
+            }));
         }
+    }
+
+    /// Starts one blocking job for the directories last pushed: up to an
+    /// equal share of what waits per job slot, so that early in a walk
+    /// jobs stay small and run side by side, and later each hop to the
+    /// blocking pool carries many directories.
+    fn start_batch(&mut self) {
+        let share = self.pending.len().div_ceil(self.concurrency);
+        let take = share.clamp(1, MAX_BATCH);
+        let nodes: Vec<Rc<Node>> = self.pending.split_off(self.pending.len() - take);
+        // The root's `Dir` is not needed: the job reads through the kept
+        // handle's descriptor.
+        self.root_dir = None;
+        let reserved = take.min(self.keep.saturating_sub(self.kept.get()));
+        self.kept.set(self.kept.get() + reserved);
+        let orders = nodes.iter().map(order).collect();
+        let mask = self.mask;
+        self.running.push(Box::pin(async move {
+            let listings = blocking::read_batch(orders, mask, reserved).await;
+            Done::Read {
+                nodes,
+                listings,
+                reserved,
+            }
+        }));
     }
 
     fn finish(&mut self, done: Done) {
         match done {
             Done::Root(node, Ok(opened)) => {
                 let (dir, entry) = *opened;
-                *node.handle.borrow_mut() = Some(dir.handle());
+                self.fallback = dir.backend() == Backend::Fallback;
+                *node.handle.borrow_mut() = Some(Kept::Ring(dir.handle()));
                 self.root_dir = Some(dir);
                 self.ready.push_back((Some(node), Ok(entry)));
             }
             Done::Root(_, Err(e)) => self.ready.push_back((None, Err(e))),
             Done::Read {
-                node,
-                handle,
-                items,
+                nodes,
+                listings,
+                reserved,
             } => {
-                if let Some(parent) = &node.parent {
-                    child_done(parent, &self.kept);
-                }
-                let dirs = items
-                    .iter()
-                    .filter(|i| matches!(i, Ok(e) if e.file_type == FileType::Directory))
-                    .count();
-                node.children_left.set(dirs);
-                if node.parent.is_some() && dirs > 0 && self.kept.get() < self.keep {
-                    *node.handle.borrow_mut() = handle;
-                    self.kept.set(self.kept.get() + 1);
-                }
-                for item in items {
-                    self.ready.push_back((Some(Rc::clone(&node)), item));
+                self.kept.set(self.kept.get() - reserved);
+                for (node, listing) in nodes.into_iter().zip(listings) {
+                    self.finish_dir(node, listing);
                 }
             }
         }
     }
 
+    fn finish_dir(&mut self, node: Rc<Node>, listing: Listing) {
+        if let Some(parent) = &node.parent {
+            child_done(parent, &self.kept);
+        }
+        let dirs = listing
+            .items
+            .iter()
+            .filter(|i| matches!(i, Ok(e) if e.file_type() == FileType::Directory))
+            .count();
+        node.children_left.set(dirs);
+        if node.parent.is_some() && dirs > 0 && self.kept.get() < self.keep {
+            if let Some(kept) = listing.kept {
+                *node.handle.borrow_mut() = Some(kept);
+                self.kept.set(self.kept.get() + 1);
+            }
+        }
+        for item in listing.items {
+            self.ready.push_back((Some(Rc::clone(&node)), item));
+        }
+    }
+
     /// Applies the filter and the depth limit to an entry about to be
-    /// yielded; a directory to walk into becomes `deferred`.
-    fn admit(&mut self, parent: Option<Rc<Node>>, entry: &WalkEntry) {
+    /// yielded; a directory to walk into becomes `deferred`. False when
+    /// the filter says the entry is not to be yielded.
+    fn admit(&mut self, parent: Option<Rc<Node>>, entry: &WalkEntry) -> bool {
         let visit = match &mut self.filter {
             Some(filter) => filter(entry),
             None => Visit::Continue,
         };
-        let is_dir = entry.file_type == FileType::Directory;
-        let enter = is_dir && visit == Visit::Continue && entry.depth < self.max_depth;
-        let Some(parent) = parent else { return };
-        if entry.depth == 0 {
+        let is_dir = entry.file_type() == FileType::Directory;
+        let enter = is_dir && visit == Visit::Continue && entry.depth() < self.max_depth;
+        let Some(parent) = parent else {
+            return true;
+        };
+        if entry.depth() == 0 {
             // The root: `parent` is its own node.
             if enter {
                 self.deferred = Some(parent);
             } else {
                 self.root_dir = None;
             }
-            return;
-        }
-        if enter {
-            self.deferred = Some(Rc::new(Node {
-                name: entry.file_name().to_os_string(),
-                path: entry.path.clone(),
-                depth: entry.depth,
-                parent: Some(parent),
-                handle: RefCell::new(None),
-                children_left: Cell::new(0),
-            }));
+        } else if enter {
+            let name = DirName::child(&parent.name, entry.file_name());
+            let depth = entry.depth();
+            self.deferred = Some(Node::new(Some(parent), name, depth));
         } else if is_dir {
             child_done(&parent, &self.kept);
         }
+        visit != Visit::Skip
+    }
+}
+
+/// The most directories one blocking job reads.
+const MAX_BATCH: usize = 32;
+
+/// The nearest ancestor of `node` still open, and the nodes between them
+/// (nearest to `node` first).
+fn nearest_open(node: &Node) -> (Kept, Vec<&Node>) {
+    let mut chain: Vec<&Node> = Vec::new();
+    let mut at = node.parent.as_deref();
+    while let Some(dir) = at {
+        if let Some(kept) = dir.handle.borrow().as_ref() {
+            let kept = match kept {
+                Kept::Ring(handle) => Kept::Ring(handle.clone()),
+                Kept::Fd(fd) => Kept::Fd(fd.clone()),
+            };
+            return (kept, chain);
+        }
+        chain.push(dir);
+        at = dir.parent.as_deref();
+    }
+    // The root: its own handle stays open while the walk runs.
+    let kept = node.handle.borrow().as_ref().map(Kept::fd);
+    let fd = kept.expect("the root's handle is kept while the walk runs");
+    (Kept::Fd(fd), chain)
+}
+
+/// What a blocking job needs to open and read `node`.
+fn order(node: &Rc<Node>) -> Order {
+    let (start, chain) = nearest_open(node);
+    let mut names: Vec<CString> = Vec::with_capacity(chain.len() + 1);
+    if node.parent.is_some() {
+        let steps = chain
+            .iter()
+            .rev()
+            .map(|n| n.name.name())
+            .chain([node.name.name()]);
+        // Names come from directory entries, which hold no NUL byte.
+        names.extend(steps.filter_map(|n| CString::new(n.as_bytes()).ok()));
+    }
+    Order {
+        start: start.fd(),
+        names,
+        dir: Arc::clone(&node.name),
+        depth: node.depth,
     }
 }
 
@@ -495,7 +546,9 @@ impl Stream for Walk {
             this.start_jobs();
             if let Some((parent, item)) = this.ready.pop_front() {
                 if let Ok(entry) = &item {
-                    this.admit(parent, entry);
+                    if !this.admit(parent, entry) {
+                        continue;
+                    }
                 }
                 return Poll::Ready(Some(item));
             }
@@ -512,155 +565,11 @@ impl Stream for Walk {
 impl std::fmt::Debug for Walk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Walk")
-            .field("root", &self.root.path)
+            .field("root", &self.root.path())
             .field("running", &self.running.len())
             .field("pending", &self.pending.len())
             .field("ready", &self.ready.len())
             .field("kept_open", &self.kept.get())
             .finish_non_exhaustive()
-    }
-}
-
-/// One subdirectory of `parent` is opened or pruned; the parent's
-/// descriptor closes once none is left.
-fn child_done(parent: &Node, kept: &Cell<usize>) {
-    let left = parent.children_left.get().saturating_sub(1);
-    parent.children_left.set(left);
-    if left == 0 && parent.parent.is_some() && parent.handle.borrow_mut().take().is_some() {
-        kept.set(kept.get() - 1);
-    }
-}
-
-async fn open_root(builder: DirBuilder, node: Rc<Node>, mask: Option<u32>) -> Done {
-    let result = async {
-        let dir = builder.open(&node.path).await?;
-        let metadata = match mask {
-            Some(mask) => Some(dir.metadata(mask | STATX_TYPE).await?),
-            None => None,
-        };
-        let ino = match &metadata {
-            Some(m) => m.ino(),
-            None => dir.file_id()?.ino,
-        };
-        let entry = WalkEntry {
-            path: node.path.clone(),
-            depth: 0,
-            file_type: FileType::Directory,
-            ino,
-            metadata,
-        };
-        Ok(Box::new((dir, entry)))
-    }
-    .await;
-    Done::Root(node, result)
-}
-
-/// Opens `node` relative to its parent, or, if the parent was closed,
-/// through the names from the nearest ancestor still open. Holds at most
-/// two descriptors at a time of its own (the ancestor's clone counts as
-/// one: the walk may close that ancestor meanwhile).
-async fn open(node: &Node) -> io::Result<Dir> {
-    let parent = node.parent.as_ref().expect("only the root has no parent");
-    let mut chain: Vec<&Node> = Vec::new();
-    let mut at = parent.as_ref();
-    let start = loop {
-        if let Some(handle) = at.handle.borrow().as_ref() {
-            break handle.clone();
-        }
-        chain.push(at);
-        at = at
-            .parent
-            .as_ref()
-            .expect("the root's handle is kept while the walk runs");
-    };
-    let mut current = start;
-    for step in chain.iter().rev() {
-        let dir = current.open_at(&step.name).await?;
-        current = dir.handle();
-    }
-    current.open_at(&node.name).await
-}
-
-async fn read(node: Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -> Done {
-    let dir = match dir {
-        Some(dir) => Ok(dir),
-        None => open(&node).await,
-    };
-    let mut dir = match dir {
-        Ok(dir) => dir,
-        Err(e) => {
-            return Done::Read {
-                node,
-                handle: None,
-                items: vec![Err(e)],
-            }
-        }
-    };
-    let handle = dir.handle();
-    let mut entries: Vec<DirEntry> = Vec::new();
-    let mut failure = None;
-    while let Some(item) = dir.next().await {
-        match item {
-            Ok(entry) => entries.push(entry),
-            Err(e) => failure = Some(e),
-        }
-    }
-    let mut items = Vec::with_capacity(entries.len() + 1);
-    // Bounded batches of statx in flight, so a huge directory does not
-    // put a million operations on the ring at once.
-    for batch in entries.chunks(64) {
-        let stats: Vec<Option<io::Result<Metadata>>> = match mask {
-            Some(mask) => futures_util::future::join_all(
-                batch.iter().map(|e| handle.statx(e, mask | STATX_TYPE)),
-            )
-            .await
-            .into_iter()
-            .map(Some)
-            .collect(),
-            None => {
-                let handle = &handle;
-                let unknown = batch.iter().map(|e| async move {
-                    if e.file_type() == FileType::Unknown {
-                        Some(handle.statx(e, STATX_TYPE).await)
-                    } else {
-                        None
-                    }
-                });
-                futures_util::future::join_all(unknown).await
-            }
-        };
-        for (entry, stat) in batch.iter().zip(stats) {
-            let path = node.path.join(entry.file_name());
-            items.push(match stat {
-                Some(Err(e)) => Err(e),
-                Some(Ok(meta)) => Ok(WalkEntry {
-                    path,
-                    depth: node.depth + 1,
-                    file_type: if entry.file_type() == FileType::Unknown {
-                        meta.file_type()
-                    } else {
-                        entry.file_type()
-                    },
-                    ino: entry.ino(),
-                    metadata: mask.map(|_| meta),
-                }),
-                None => Ok(WalkEntry {
-                    path,
-                    depth: node.depth + 1,
-                    file_type: entry.file_type(),
-                    ino: entry.ino(),
-                    metadata: None,
-                }),
-            });
-        }
-    }
-    items.extend(failure.map(Err));
-    if let Err(e) = dir.close().await {
-        items.push(Err(e));
-    }
-    Done::Read {
-        node,
-        handle: Some(handle),
-        items,
     }
 }

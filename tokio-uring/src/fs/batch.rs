@@ -1,0 +1,279 @@
+//! Calls relative to a directory that are cheaper made together, or that
+//! io_uring has no operation for: the metadata of many entries in one trip
+//! to tokio's blocking pool, `readlinkat`, the parent's metadata.
+//!
+//! io_uring hands every STATX to an io-wq worker (a thread hop per entry);
+//! here one hop makes the `statx(2)` calls of up to [`CHUNK`] entries, the
+//! cost of the plain calls plus one wake-up. Chunks run side by side, so a
+//! cold directory is still read by several threads at once.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use io_uring_getdents::syscall::statx as statx_now;
+
+use super::{ChildName, Dir, DirEntry, DirHandle, Metadata, StatxFuture};
+use crate::error::PathError;
+use crate::fd::SharedFd;
+use crate::op::name::CName;
+use crate::op::statx::statx;
+
+/// Entries stat'ed per blocking call.
+pub const CHUNK: usize = 1024;
+
+/// An entry with its metadata, or the error of its `statx`.
+pub type WithMetadata = (DirEntry, io::Result<Metadata>);
+
+impl DirHandle {
+    /// The metadata of `entries` (of this directory), `statx(2)` relative
+    /// to it without following links, made on tokio's blocking pool in
+    /// chunks of [`CHUNK`] entries: one thread hop per chunk instead of an
+    /// io_uring STATX (an io-wq hop) per entry. The results come in the
+    /// order of `entries`. Dropping the future is safe: the calls finish on
+    /// their threads, which hold the descriptor until then.
+    ///
+    /// # Errors
+    ///
+    /// Each entry has its own result, naming the entry's path. The whole
+    /// call fails only if a blocking thread could not run (the runtime is
+    /// shutting down).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, STATX_SIZE};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::open(env!("CARGO_MANIFEST_DIR")).await?;
+    ///     let mut entries = Vec::new();
+    ///     while let Some(entry) = dir.next().await {
+    ///         entries.push(entry?);
+    ///     }
+    ///     for (entry, meta) in dir.handle().statx_many(entries, STATX_SIZE).await? {
+    ///         println!("{} {}", meta?.size(), entry.file_name().display());
+    ///     }
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn statx_many(
+        &self,
+        entries: Vec<DirEntry>,
+        mask: u32,
+    ) -> io::Result<Vec<WithMetadata>> {
+        let mut chunks = Vec::with_capacity(entries.len().div_ceil(CHUNK));
+        let mut rest = entries;
+        while !rest.is_empty() {
+            let tail = rest.split_off(rest.len().min(CHUNK));
+            let chunk = std::mem::replace(&mut rest, tail);
+            let (fd, path) = (self.shared_fd().clone(), self.shared_path());
+            chunks.push(tokio::task::spawn_blocking(move || {
+                stat_chunk(&fd, &path, chunk, mask)
+            }));
+        }
+        let mut out = Vec::new();
+        for joined in futures_util::future::join_all(chunks).await {
+            let done = joined.map_err(|e| {
+                let e = io::Error::other(format!("statx on a blocking thread: {e}"));
+                PathError::wrap("stat entries of", self.path(), e)
+            })?;
+            out.extend(done);
+        }
+        Ok(out)
+    }
+
+    /// The target of the symbolic link `name` in this directory
+    /// (`readlinkat(2)` on tokio's blocking pool; io_uring has no
+    /// operation for it).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` when `name` is not a symbolic link, `NotFound`, or
+    /// another errno, naming the link's path.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink("target", tmp.path().join("link"))?;
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::open(tmp.path()).await?;
+    ///     assert_eq!(dir.handle().read_link("link").await?, std::path::Path::new("target"));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn read_link<'a>(&self, name: impl Into<ChildName<'a>>) -> io::Result<PathBuf> {
+        let name = name.into();
+        let path = self.path().join(name.as_os_str());
+        let cname = match CString::new(name.as_os_str().as_bytes()) {
+            Ok(cname) => cname,
+            Err(_) => {
+                let e = io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte");
+                return Err(PathError::wrap("read link", path, e));
+            }
+        };
+        let fd = self.shared_fd().clone();
+        let read = tokio::task::spawn_blocking(move || read_link_at(&fd, &cname)).await;
+        read.unwrap_or_else(|e| Err(io::Error::other(e)))
+            .map_err(|e| PathError::wrap("read link", path, e))
+    }
+
+    /// The metadata of the directory's parent (`..` relative to it, which
+    /// [`statx`](DirHandle::statx) refuses as a child name), through
+    /// io_uring STATX: what `ls -la` shows for `..`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::statx`](super::Dir::statx).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, STATX_INO};
+    ///
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::open("/usr").await?;
+    ///     let parent = dir.handle().parent_metadata(STATX_INO).await?;
+    ///     assert!(parent.is_dir());
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn parent_metadata(&self, mask: u32) -> StatxFuture {
+        let dotdot = CName::Owned(c"..".to_owned());
+        StatxFuture::new(statx(
+            Some((self.shared_fd(), self.shared_path())),
+            dotdot,
+            mask,
+        ))
+    }
+}
+
+fn stat_chunk(fd: &SharedFd, dir: &Path, chunk: Vec<DirEntry>, mask: u32) -> Vec<WithMetadata> {
+    chunk
+        .into_iter()
+        .map(|entry| {
+            let meta = statx_now(Some(fd.borrow()), entry.file_name_cstr(), 0, mask)
+                .map(|stx| Metadata::from_statx(&stx))
+                .map_err(|e| PathError::wrap("stat", dir.join(entry.file_name()), e));
+            (entry, meta)
+        })
+        .collect()
+}
+
+fn read_link_at(fd: &SharedFd, name: &std::ffi::CStr) -> io::Result<PathBuf> {
+    let mut buf = vec![0u8; 256];
+    loop {
+        // SAFETY: `name` is NUL-terminated; the kernel writes at most
+        // `buf.len()` bytes into `buf`; the descriptor is held open by `fd`.
+        let n = unsafe {
+            libc::readlinkat(fd.raw(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = n as usize;
+        if n < buf.len() {
+            buf.truncate(n);
+            return Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)));
+        }
+        // Possibly cut short: try again with more room.
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
+/// The same calls on the `Dir` itself.
+impl Dir {
+    /// As [`DirHandle::statx_many`]: the metadata of many entries in one
+    /// blocking call per [`CHUNK`] entries.
+    ///
+    /// # Errors
+    ///
+    /// As [`DirHandle::statx_many`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, STATX_SIZE};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::open("/usr").await?;
+    ///     let mut entries = Vec::new();
+    ///     while let Some(entry) = dir.next().await {
+    ///         entries.push(entry?);
+    ///     }
+    ///     let stats = dir.statx_many(entries, STATX_SIZE).await?;
+    ///     assert!(stats.iter().all(|(_, meta)| meta.is_ok()));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn statx_many(
+        &self,
+        entries: Vec<DirEntry>,
+        mask: u32,
+    ) -> io::Result<Vec<WithMetadata>> {
+        self.handle_ref().statx_many(entries, mask).await
+    }
+
+    /// As [`DirHandle::read_link`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DirHandle::read_link`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink("/", tmp.path().join("up"))?;
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::open(tmp.path()).await?;
+    ///     assert_eq!(dir.read_link("up").await?, std::path::Path::new("/"));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn read_link<'a>(&self, name: impl Into<ChildName<'a>>) -> io::Result<PathBuf> {
+        self.handle_ref().read_link(name).await
+    }
+
+    /// As [`DirHandle::parent_metadata`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::statx`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio-uring runtime.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, STATX_INO};
+    ///
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::open("/usr/bin").await?;
+    ///     let usr = std::fs::metadata("/usr")?;
+    ///     let parent = dir.parent_metadata(STATX_INO).await?;
+    ///     assert_eq!(parent.ino(), std::os::unix::fs::MetadataExt::ino(&usr));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn parent_metadata(&self, mask: u32) -> StatxFuture {
+        self.handle_ref().parent_metadata(mask)
+    }
+}

@@ -1,0 +1,207 @@
+//! What the walk yields, and the chain of names its paths are built from.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::fs::{FileType, Metadata};
+
+/// A directory's place in the tree: its name and its parent's. The walk
+/// keeps one per directory still in progress, so memory grows with the
+/// depth, not with the square of it; a path is built only when asked for.
+pub(super) struct DirName {
+    parent: Option<Arc<DirName>>,
+    /// The root's whole path, or one component.
+    name: OsString,
+}
+
+impl DirName {
+    pub(super) fn root(path: &Path) -> Arc<DirName> {
+        Arc::new(DirName {
+            parent: None,
+            name: path.as_os_str().to_os_string(),
+        })
+    }
+
+    pub(super) fn child(parent: &Arc<DirName>, name: &OsStr) -> Arc<DirName> {
+        Arc::new(DirName {
+            parent: Some(Arc::clone(parent)),
+            name: name.to_os_string(),
+        })
+    }
+
+    pub(super) fn name(&self) -> &OsStr {
+        &self.name
+    }
+
+    /// The root joined with every name down to this directory, then `leaf`.
+    pub(super) fn join(&self, leaf: Option<&OsStr>) -> PathBuf {
+        let mut names: Vec<&OsStr> = leaf.into_iter().collect();
+        let mut at = Some(self);
+        while let Some(dir) = at {
+            names.push(&dir.name);
+            at = dir.parent.as_deref();
+        }
+        let len = names.iter().map(|n| n.len() + 1).sum();
+        let mut path = PathBuf::with_capacity(len);
+        for name in names.iter().rev() {
+            path.push(name);
+        }
+        path
+    }
+}
+
+/// Drops the chain of parents one by one: the default drop recurses once
+/// per level and overflows a thread's stack on a deep tree.
+impl Drop for DirName {
+    fn drop(&mut self) {
+        let mut next = self.parent.take();
+        while let Some(parent) = next {
+            next = match Arc::into_inner(parent) {
+                Some(mut last_owner) => last_owner.parent.take(),
+                None => None,
+            };
+        }
+    }
+}
+
+/// One entry of a walk.
+#[derive(Clone)]
+pub struct WalkEntry {
+    /// The directory holding the entry; `None` for the root.
+    pub(super) dir: Option<Arc<DirName>>,
+    /// The last component (the whole path for the root).
+    pub(super) name: OsString,
+    /// Built on the first call to [`path`](WalkEntry::path).
+    pub(super) path: OnceLock<PathBuf>,
+    pub(super) depth: usize,
+    pub(super) file_type: FileType,
+    pub(super) ino: u64,
+    pub(super) metadata: Option<Metadata>,
+}
+
+impl WalkEntry {
+    pub(super) fn new(
+        dir: Option<Arc<DirName>>,
+        name: OsString,
+        depth: usize,
+        file_type: FileType,
+        ino: u64,
+        metadata: Option<Metadata>,
+    ) -> WalkEntry {
+        WalkEntry {
+            dir,
+            name,
+            path: OnceLock::new(),
+            depth,
+            file_type,
+            ino,
+            metadata,
+        }
+    }
+
+    /// The root joined with the names down to this entry. Built on the
+    /// first call (the walk keeps only a name per directory level), then
+    /// kept with the entry.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::WalkBuilder;
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut walk = WalkBuilder::new(env!("CARGO_MANIFEST_DIR")).max_depth(1).build();
+    ///     while let Some(entry) = walk.next().await {
+    ///         let entry = entry?;
+    ///         assert!(entry.path().starts_with(env!("CARGO_MANIFEST_DIR")));
+    ///     }
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn path(&self) -> &Path {
+        self.path.get_or_init(|| match &self.dir {
+            Some(dir) => dir.join(Some(&self.name)),
+            None => PathBuf::from(&self.name),
+        })
+    }
+
+    /// The last component of [`path`](Self::path) (for the root, the
+    /// last component of the path it was given, or the whole path if it
+    /// has none, as for `/`). Needs no path to be built.
+    pub fn file_name(&self) -> &OsStr {
+        match self.dir {
+            Some(_) => &self.name,
+            None => Path::new(&self.name).file_name().unwrap_or(&self.name),
+        }
+    }
+
+    /// 0 for the root, 1 for its entries, and so on.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The type the directory entry gives (no `statx` needed); where the
+    /// file system reports `DT_UNKNOWN`, the walk asks `statx`. Symbolic
+    /// links are reported as such, never followed.
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// The inode number from the directory entry.
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+
+    /// The `statx` result, when the walk was built with
+    /// [`WalkBuilder::statx`](super::WalkBuilder::statx).
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.metadata.as_ref()
+    }
+}
+
+impl std::fmt::Debug for WalkEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalkEntry")
+            .field("path", &self.path())
+            .field("depth", &self.depth)
+            .field("file_type", &self.file_type)
+            .field("ino", &self.ino)
+            .field("metadata", &self.metadata)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deep_chain_of_names_drops_on_a_small_stack() {
+        // 200 000 levels; a recursive drop needs far more than 256 KiB.
+        let dropped = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut dir = DirName::root(Path::new("/r"));
+                for _ in 0..200_000 {
+                    dir = DirName::child(&dir, OsStr::new("a"));
+                }
+                drop(dir);
+            })
+            .unwrap()
+            .join();
+        assert!(dropped.is_ok());
+    }
+
+    #[test]
+    fn paths_are_joined_from_the_names() {
+        let root = DirName::root(Path::new("/r"));
+        let a = DirName::child(&root, OsStr::new("a"));
+        let b = DirName::child(&a, OsStr::new("b"));
+        assert_eq!(b.join(Some(OsStr::new("c"))), Path::new("/r/a/b/c"));
+        assert_eq!(root.join(None), Path::new("/r"));
+        let entry = WalkEntry::new(Some(b), "c".into(), 3, FileType::Regular, 1, None);
+        assert_eq!(entry.path(), Path::new("/r/a/b/c"));
+        assert_eq!(entry.file_name(), "c");
+    }
+}

@@ -1,0 +1,135 @@
+//! The walk's directory jobs through io_uring: the root's open, and on
+//! kernels with GETDENTS every directory's open, read (GETDENTS) and
+//! `statx` (STATX, 64 in flight).
+
+use std::io;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::blocking::Listing;
+use super::entry::WalkEntry;
+use super::node::{Kept, Node};
+use crate::fs::{Dir, DirBuilder, DirEntry, FileType, Metadata, STATX_TYPE};
+
+pub(super) async fn open_root(
+    builder: DirBuilder,
+    node: &Node,
+    mask: Option<u32>,
+) -> io::Result<Box<(Dir, WalkEntry)>> {
+    let path = node.path();
+    let dir = builder.open(&path).await?;
+    let metadata = match mask {
+        Some(mask) => Some(dir.metadata(mask | STATX_TYPE).await?),
+        None => None,
+    };
+    let ino = match &metadata {
+        Some(m) => m.ino(),
+        None => dir.file_id()?.ino,
+    };
+    let entry = WalkEntry::new(
+        None,
+        path.into_os_string(),
+        0,
+        FileType::Directory,
+        ino,
+        metadata,
+    );
+    Ok(Box::new((dir, entry)))
+}
+
+/// Opens `node` relative to its parent, or, if the parent was closed,
+/// through the names from the nearest ancestor still open. Holds at most
+/// two descriptors at a time of its own (the ancestor's clone counts as
+/// one: the walk may close that ancestor meanwhile).
+async fn open(node: &Node) -> io::Result<Dir> {
+    let (start, chain) = super::nearest_open(node);
+    // Only the fallback keeps bare descriptors, and it reads without
+    // this function.
+    let Kept::Ring(mut current) = start else {
+        return Err(io::Error::other("a descriptor kept by the fallback"));
+    };
+    for step in chain.iter().rev() {
+        let dir = current.open_at(step.name.name()).await?;
+        current = dir.handle();
+    }
+    current.open_at(node.name.name()).await
+}
+
+pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -> Listing {
+    let dir = match dir {
+        Some(dir) => Ok(dir),
+        None => open(node).await,
+    };
+    let mut dir = match dir {
+        Ok(dir) => dir,
+        Err(e) => {
+            return Listing {
+                kept: None,
+                items: vec![Err(e)],
+            }
+        }
+    };
+    let handle = dir.handle();
+    let mut entries: Vec<DirEntry> = Vec::new();
+    let mut failure = None;
+    while let Some(item) = dir.next().await {
+        match item {
+            Ok(entry) => entries.push(entry),
+            Err(e) => failure = Some(e),
+        }
+    }
+    let mut items = Vec::with_capacity(entries.len() + 1);
+    // Bounded batches of statx in flight, so a huge directory does not
+    // put a million operations on the ring at once.
+    for batch in entries.chunks(64) {
+        let stats: Vec<Option<io::Result<Metadata>>> = match mask {
+            Some(mask) => futures_util::future::join_all(
+                batch.iter().map(|e| handle.statx(e, mask | STATX_TYPE)),
+            )
+            .await
+            .into_iter()
+            .map(Some)
+            .collect(),
+            None => {
+                let handle = &handle;
+                let unknown = batch.iter().map(|e| async move {
+                    if e.file_type() == FileType::Unknown {
+                        Some(handle.statx(e, STATX_TYPE).await)
+                    } else {
+                        None
+                    }
+                });
+                futures_util::future::join_all(unknown).await
+            }
+        };
+        for (entry, stat) in batch.iter().zip(stats) {
+            let (file_type, metadata) = match stat {
+                Some(Err(e)) => {
+                    items.push(Err(e));
+                    continue;
+                }
+                Some(Ok(meta)) if entry.file_type() == FileType::Unknown => {
+                    (meta.file_type(), mask.map(|_| meta))
+                }
+                Some(Ok(meta)) => (entry.file_type(), mask.map(|_| meta)),
+                None => (entry.file_type(), None),
+            };
+            items.push(Ok(WalkEntry::new(
+                Some(Arc::clone(&node.name)),
+                entry.file_name().to_os_string(),
+                node.depth + 1,
+                file_type,
+                entry.ino(),
+                metadata,
+            )));
+        }
+    }
+    items.extend(failure.map(Err));
+    if let Err(e) = dir.close().await {
+        items.push(Err(e));
+    }
+    Listing {
+        kept: Some(Kept::Ring(handle)),
+        items,
+    }
+}
