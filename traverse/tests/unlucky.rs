@@ -19,15 +19,18 @@ use testenv::*;
 /// long it took to end after SIGINT.
 struct Run {
     code: Option<i32>,
-    max_rss_kib: i64,
+    /// `VmHWM` as last read from `/proc/PID/status` before it ended (the
+    /// rusage of `wait4` counts the test process's own RSS, which the
+    /// child had between fork and exec).
+    max_rss_kib: u64,
     stdout: String,
     stderr: String,
     after_sigint: Option<Duration>,
 }
 
 /// Runs `cmd` (its output to files, so that no pipe fills up), sends it
-/// SIGINT after `interrupt_after` if given, and reaps it with `wait4` for
-/// its peak RSS. A run still going `limit` after its start (or after the
+/// SIGINT after `interrupt_after` if given, and follows its peak RSS until
+/// it ends. A run still going `limit` after its start (or after the
 /// signal) is killed and fails the test: a hang must not stall the suite.
 /// Runs under `ulimit -v` 3 GB, so that a walk whose memory grows fails
 /// rather than takes the machine.
@@ -51,48 +54,67 @@ fn run(mut cmd: Command, interrupt_after: Option<Duration>, limit: Duration) -> 
             Ok(())
         });
     }
-    let child = cmd.spawn().expect("run traverse");
+    let mut child = cmd.spawn().expect("run traverse");
     let pid = child.id() as libc::pid_t;
     let start = Instant::now();
     let mut signalled: Option<Instant> = None;
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    loop {
-        // SAFETY: `status` and `usage` are live locals the call fills;
-        // `pid` is our child, not reaped yet.
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        assert!(reaped >= 0, "wait4: {}", std::io::Error::last_os_error());
-        if reaped == pid {
-            break;
+    let mut max_rss_kib = 0;
+    let status = loop {
+        max_rss_kib = max_rss_kib.max(peak_rss_kib(pid));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
         let since = signalled.unwrap_or(start);
         if since.elapsed() > limit {
-            // SAFETY: kill has no memory effects; `pid` is our child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            // SAFETY: as above; reaps the killed child.
-            unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-            panic!(
-                "still running {limit:?} after {}: {}",
-                if signalled.is_some() { "SIGINT" } else { "its start" },
-                fs::read_to_string(&err_path).unwrap_or_default()
-            );
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let after = if signalled.is_some() {
+                "SIGINT"
+            } else {
+                "its start"
+            };
+            let stderr = fs::read_to_string(&err_path).unwrap_or_default();
+            panic!("still running {limit:?} after {after}: {stderr}");
         }
         if let Some(after) = interrupt_after.filter(|_| signalled.is_none()) {
             if start.elapsed() >= after {
-                // SAFETY: as above.
+                // SAFETY: kill has no memory effects; `pid` is our child,
+                // not reaped yet.
                 unsafe { libc::kill(pid, libc::SIGINT) };
                 signalled = Some(Instant::now());
             }
         }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let code = status.code();
     Run {
         code,
-        max_rss_kib: usage.ru_maxrss,
-        stdout: String::from_utf8_lossy(&fs::read(&out_path).unwrap()).into_owned(),
+        max_rss_kib,
+        stdout: head(&out_path),
         stderr: String::from_utf8_lossy(&fs::read(&err_path).unwrap()).into_owned(),
         after_sigint: signalled.map(|t| t.elapsed()),
     }
+}
+
+/// The first MiB of the file at `path`, as text (a listing of a
+/// directory that never ends is long).
+fn head(path: &Path) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let file = fs::File::open(path).unwrap();
+    file.take(1 << 20).read_to_end(&mut bytes).unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The peak RSS (`VmHWM`) of process `pid` so far, in KiB; 0 once it is
+/// gone.
+fn peak_rss_kib(pid: libc::pid_t) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// `traverse --engine ENGINE ARGS... PATH`.
@@ -104,7 +126,7 @@ fn traverse_cmd(engine: &str, args: &[&str], path: &Path) -> Command {
 
 /// Peak RSS a walk may reach on these small trees: a few MB are what
 /// every engine needs (du: 2 to 30 MB).
-const RSS_BOUND_KIB: i64 = 64 << 10;
+const RSS_BOUND_KIB: u64 = 64 << 10;
 
 /// A directory whose READDIR never ends (testfs's offsets cycle: its
 /// entries come round again and again): like `find` and `du`, every
@@ -197,7 +219,11 @@ fn a_false_loop_is_reported_by_every_engine_as_find_does() {
         listed.sort();
         assert_eq!(listed, want, "{engine}");
         let loop_line = format!("traverse: {b}: File system loop detected");
-        assert!(got.stderr.starts_with(&loop_line), "{engine}: {}", got.stderr);
+        assert!(
+            got.stderr.starts_with(&loop_line),
+            "{engine}: {}",
+            got.stderr
+        );
         assert_eq!(got.stderr.lines().count(), 1, "{engine}: {}", got.stderr);
 
         let got = run(
@@ -206,7 +232,11 @@ fn a_false_loop_is_reported_by_every_engine_as_find_does() {
             Duration::from_secs(60),
         );
         assert_eq!(got.code, Some(1), "{engine}: {}", got.stderr);
-        assert!(got.stderr.starts_with(&loop_line), "{engine}: {}", got.stderr);
+        assert!(
+            got.stderr.starts_with(&loop_line),
+            "{engine}: {}",
+            got.stderr
+        );
         let (_, totals) = parse_json(got.stdout.trim_end());
         assert_eq!((totals.dirs, totals.errors), (want_dirs, 1), "{engine}");
         assert_eq!(totals.files, 3, "{engine}: top, a/file, x/y/z");
@@ -246,7 +276,10 @@ fn a_readable_directory_that_cannot_be_searched_is_listed_as_find_lists_it() {
         return;
     }
     fs::set_permissions(&d, fs::Permissions::from_mode(0o644)).unwrap();
-    assert!(want.contains(&d.join("sub").display().to_string()), "{want:?}");
+    assert!(
+        want.contains(&d.join("sub").display().to_string()),
+        "{want:?}"
+    );
     for engine in ENGINES {
         let out = as_unprivileged(&mut traverse_cmd(engine, &["--list"], &t))
             .output()
@@ -298,7 +331,11 @@ fn thousands_of_jobs_on_a_small_tree_take_little_memory() {
             }
             let got = run(cmd, None, Duration::from_secs(120));
             assert_eq!(got.code, Some(0), "{engine} -j {jobs}: {}", got.stderr);
-            assert_eq!(parse_json(got.stdout.trim_end()).1, want, "{engine} -j {jobs}");
+            assert_eq!(
+                parse_json(got.stdout.trim_end()).1,
+                want,
+                "{engine} -j {jobs}"
+            );
             assert!(
                 got.max_rss_kib < RSS_BOUND_KIB,
                 "{engine} -j {jobs}: peak RSS {} KiB",
@@ -326,7 +363,10 @@ fn sigint_on_a_slow_filesystem_stops_every_engine_promptly() {
         env.file(&format!("src/dir/f{i}"), i);
     }
     let mnt = env.mkdir("mnt");
-    let options = testfs::Options::new().delay(Duration::from_millis(200));
+    // 4 requests served at once: the directory takes 10 s to stat.
+    let options = testfs::Options::new()
+        .delay(Duration::from_millis(200))
+        .threads(4);
     let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
     let mnt = mount.mountpoint();
     for engine in ENGINES {
