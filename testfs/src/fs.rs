@@ -80,6 +80,18 @@ enum Handle {
     Stats(Arc<[u8]>),
 }
 
+/// How the mount behaves beyond passing requests through.
+pub(crate) struct Behaviour {
+    pub(crate) delay: Duration,
+    pub(crate) ttl: Duration,
+    pub(crate) faults: HashMap<PathBuf, Fault>,
+    /// Entries shown under another name: by source path, the name shown.
+    pub(crate) shown: HashMap<PathBuf, OsString>,
+    /// Entries whose GETATTR claims another entry's inode number: by
+    /// source path, that entry's path and source `(st_dev, st_ino)`.
+    pub(crate) inodes: HashMap<PathBuf, (PathBuf, (u64, u64))>,
+}
+
 /// The filesystem object handed to fuser.
 pub(crate) struct TestFs {
     source: PathBuf,
@@ -88,6 +100,8 @@ pub(crate) struct TestFs {
     faults: HashMap<PathBuf, Fault>,
     /// Entries shown under another name: by source path, the name shown.
     shown: HashMap<PathBuf, OsString>,
+    /// See [`Behaviour::inodes`].
+    claimed: HashMap<PathBuf, (PathBuf, (u64, u64))>,
     /// The same the other way: the path as shown, and the source path.
     real: HashMap<PathBuf, PathBuf>,
     stats: Arc<Mutex<Stats>>,
@@ -161,12 +175,16 @@ impl TestFs {
     pub(crate) fn new(
         source: PathBuf,
         root: &Metadata,
-        delay: Duration,
-        ttl: Duration,
-        faults: HashMap<PathBuf, Fault>,
-        shown: HashMap<PathBuf, OsString>,
+        behaviour: Behaviour,
         stats: Arc<Mutex<Stats>>,
     ) -> TestFs {
+        let Behaviour {
+            delay,
+            ttl,
+            faults,
+            shown,
+            inodes: claimed,
+        } = behaviour;
         let mut inodes = Inodes {
             nodes: Vec::new(),
             by_key: HashMap::new(),
@@ -183,6 +201,7 @@ impl TestFs {
             ttl,
             faults,
             shown,
+            claimed,
             real,
             stats,
             inodes: Mutex::new(inodes),
@@ -205,13 +224,14 @@ impl TestFs {
     }
 
     /// The error to inject for this request on `rel`, if any. Every fault
-    /// fails READDIR; [`Fault::Eio`] and [`Fault::Vanish`] also fail
+    /// but [`Fault::EndlessReaddir`] (which only changes what READDIR
+    /// lists) fails READDIR; [`Fault::Eio`] and [`Fault::Vanish`] also fail
     /// LOOKUP, GETATTR and OPENDIR.
     fn injected(&self, rel: &Path, readdir: bool) -> Option<Errno> {
         let errno = match self.faults.get(rel)? {
             Fault::Eio => Errno::EIO,
             Fault::EioReaddir if readdir => Errno::EIO,
-            Fault::EioReaddir => return None,
+            Fault::EioReaddir | Fault::EndlessReaddir => return None,
             Fault::Vanish => Errno::ENOENT,
         };
         let mut stats = lock(&self.stats);
@@ -278,7 +298,17 @@ impl TestFs {
             return Err(errno);
         }
         let meta = fs::symlink_metadata(self.full(&rel)).map_err(|e| errno(&e))?;
-        Ok(attr(ino, &meta))
+        let mut attr = attr(ino, &meta);
+        if let Some((other, key)) = self.claimed.get(&rel) {
+            // Only the number reported changes: the kernel still knows the
+            // node by its own id, from LOOKUP.
+            let mut inodes = lock(&self.inodes);
+            attr.ino = match inodes.by_key.get(key) {
+                Some(&other_ino) => other_ino,
+                None => inodes.intern(*key, other.clone(), INodeNo::ROOT),
+            };
+        }
+        Ok(attr)
     }
 
     /// Reads the whole source directory, with `.` and `..` first as a
@@ -475,11 +505,25 @@ impl Filesystem for TestFs {
             None => return reply.error(Errno::EBADF),
         };
         // The offset handed to the kernel with an entry is the index of
-        // the entry after it, so the next READDIR resumes there.
+        // the entry after it, so the next READDIR resumes there. An endless
+        // directory's last entry leads back to its first (after `.` and
+        // `..`): the reply fills up, and no read ever comes to the end.
+        let endless = self.faults.get(&rel) == Some(&Fault::EndlessReaddir) && items.len() > 2;
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let order: Box<dyn Iterator<Item = usize>> = if endless && start < items.len() {
+            Box::new((start..items.len()).chain((2..items.len()).cycle()))
+        } else {
+            Box::new(start..items.len())
+        };
         let (mut bytes, mut entries) = (0u64, 0u64);
-        for (index, item) in items.iter().enumerate().skip(start) {
-            if reply.add(item.ino, index as u64 + 1, item.kind, &item.name) {
+        for index in order {
+            let item = &items[index];
+            let next = if endless && index + 1 == items.len() {
+                2
+            } else {
+                index as u64 + 1
+            };
+            if reply.add(item.ino, next, item.kind, &item.name) {
                 break;
             }
             let record = FUSE_DIRENT_HEADER + item.name.len() as u64;

@@ -65,6 +65,11 @@ pub enum Fault {
     /// between the parent's `getdents64` and a `stat` of the entry, the
     /// race a walker meets on a changing tree, made deterministic.
     Vanish,
+    /// READDIR of the directory never ends: the offset after its last
+    /// entry leads back to its first, so its entries come round again
+    /// and again and no read returns 0, as from a server whose `d_off`
+    /// values cycle. Every listed name is real: stat'ing it succeeds.
+    EndlessReaddir,
 }
 
 /// How a testfs mount behaves.
@@ -86,6 +91,7 @@ pub struct Options {
     ttl: Duration,
     faults: Vec<(PathBuf, Fault)>,
     names: Vec<(PathBuf, OsString)>,
+    inodes: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Default for Options {
@@ -109,6 +115,7 @@ impl Options {
             ttl: Duration::ZERO,
             faults: Vec::new(),
             names: Vec::new(),
+            inodes: Vec::new(),
         }
     }
 
@@ -192,6 +199,23 @@ impl Options {
     /// ```
     pub fn show_as(mut self, path: impl Into<PathBuf>, name: impl Into<OsString>) -> Options {
         self.names.push((path.into(), name.into()));
+        self
+    }
+
+    /// Make `path` claim the inode number of `other` (both relative to the
+    /// source, or absolute inside it): GETATTR of `path` reports `other`'s
+    /// `st_ino`, while LOOKUP and READDIR still lead to `path` itself. A
+    /// directory claiming an ancestor's number is a false loop: `find`
+    /// reports "File system loop detected" and does not descend. The last
+    /// one given for a path wins.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let o = testfs::Options::new().inode_of("a/b", "a");
+    /// ```
+    pub fn inode_of(mut self, path: impl Into<PathBuf>, other: impl Into<PathBuf>) -> Options {
+        self.inodes.push((path.into(), other.into()));
         self
     }
 }
@@ -387,14 +411,26 @@ impl Mount {
             names.insert(key, name.clone());
         }
 
+        let mut inodes = HashMap::new();
+        for (path, other) in &options.inodes {
+            let key = fault_key(&source, given_source, path)?;
+            let other = fault_key(&source, given_source, other)?;
+            let meta = std::fs::symlink_metadata(source.join(&other))
+                .map_err(|e| context("inode of", &source.join(&other), e))?;
+            inodes.insert(key, (other, (meta.dev(), meta.ino())));
+        }
+
         let stats = Arc::new(Mutex::new(Stats::default()));
         let filesystem = fs::TestFs::new(
             source.clone(),
             &root,
-            options.delay,
-            options.ttl,
-            faults,
-            names,
+            fs::Behaviour {
+                delay: options.delay,
+                ttl: options.ttl,
+                faults,
+                shown: names,
+                inodes,
+            },
             stats.clone(),
         );
         let mut config = Config::default();

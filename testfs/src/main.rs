@@ -29,6 +29,10 @@ Options:
                         removed after the listing); repeatable
   --show-as PATH NAME   list PATH under NAME (up to 1024 bytes, longer than
                         local filesystems allow); repeatable
+  --endless PATH        READDIR of PATH never ends: its entries come round
+                        again and again (cycling offsets); repeatable
+  --inode-of PATH OTHER GETATTR of PATH reports OTHER's inode number (an
+                        ancestor's: a false loop); repeatable
   --threads N           serve N requests at once [default: 16]
   --ttl-ms N            let the kernel cache names and attributes N ms
                         [default: 0: every stat reaches testfs]
@@ -80,6 +84,12 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String>
                 let entry = path(&arg, args.next())?;
                 let name = args.next().ok_or("--show-as needs a path and a name")?;
                 options = options.show_as(entry, name);
+            }
+            "--endless" => options = options.fault(path(&arg, args.next())?, Fault::EndlessReaddir),
+            "--inode-of" => {
+                let entry = path(&arg, args.next())?;
+                let other = path(&arg, args.next())?;
+                options = options.inode_of(entry, other);
             }
             flag if flag.starts_with('-') && flag.len() > 1 => {
                 return Err(format!("unknown option {flag:?}"))

@@ -510,3 +510,61 @@ fn binary_serves_until_sigterm_and_prints_counters() {
     assert!(readdir > 0);
     assert!(!stats_file.exists(), "unmounted at exit");
 }
+
+#[test]
+fn an_endless_directory_lists_its_entries_again_and_again() {
+    require_fuse!();
+    let source = tempfile::tempdir().unwrap();
+    let mnt = tempfile::tempdir().unwrap();
+    fs::create_dir(source.path().join("loop")).unwrap();
+    for i in 0..5 {
+        fs::write(source.path().join(format!("loop/f{i}")), b"x").unwrap();
+    }
+    let options = Options::new().fault("loop", Fault::EndlessReaddir);
+    let mount = Mount::new(source.path(), mnt.path(), &options).unwrap();
+    let dir = fs::File::open(mount.mountpoint().join("loop")).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let mut names: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
+    for _ in 0..20 {
+        let n = getdents64(dir.as_fd(), &mut buf).unwrap();
+        assert!(n > 0, "a read came to the end");
+        for entry in DirentIter::new(&buf[..n]) {
+            *names
+                .entry(entry.unwrap().name_bytes().to_vec())
+                .or_default() += 1;
+        }
+    }
+    // `.` and `..` once; each file many times, each listed name real.
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!((names[&b"."[..]], names[&b".."[..]]), (1, 1));
+    for i in 0..5 {
+        let name = format!("f{i}");
+        assert!(names[name.as_bytes()] >= 10, "{name}: {names:?}");
+        assert!(mount.mountpoint().join("loop").join(&name).is_file());
+    }
+    // Other directories end as usual.
+    assert_eq!(fs::read_dir(mount.mountpoint()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_directory_can_claim_its_parent_s_inode_number() {
+    require_fuse!();
+    let source = tempfile::tempdir().unwrap();
+    let mnt = tempfile::tempdir().unwrap();
+    fs::create_dir_all(source.path().join("a/b/c")).unwrap();
+    fs::write(source.path().join("a/b/file"), b"12345").unwrap();
+    let options = Options::new().inode_of("a/b", "a");
+    let mount = Mount::new(source.path(), mnt.path(), &options).unwrap();
+    let (a, b) = (mount.mountpoint().join("a"), mount.mountpoint().join("a/b"));
+    let ino = |p: &Path| fs::symlink_metadata(p).unwrap().ino();
+    assert_eq!(ino(&b), ino(&a));
+    assert_ne!(ino(&b.join("c")), ino(&a));
+    // Still the directory b: its own entries, its own file.
+    let mut names: Vec<_> = fs::read_dir(&b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["c", "file"]);
+    assert_eq!(fs::read(b.join("file")).unwrap(), b"12345");
+}

@@ -34,6 +34,11 @@ pub(crate) struct Shared {
     /// The root's mount, if `statx` told it: `--one-file-system` stops at
     /// bind mounts too, which share the device of their source.
     pub root_mnt: Option<u64>,
+    /// Whether the root's filesystem gives every directory an inode
+    /// number of its own (ext4, xfs, btrfs, tmpfs, f2fs): there only a
+    /// mount root can repeat an ancestor. Elsewhere (FUSE, network
+    /// filesystems) a server may report any number.
+    pub root_ids_unique: bool,
     pub budget: FdBudget,
     pub interrupt: Arc<AtomicBool>,
     pub progress: Arc<Progress>,
@@ -60,6 +65,15 @@ impl Shared {
     /// as `find` stats it).
     pub fn needs_stat(&self, d_type: u8) -> bool {
         !self.config.counts_types_only() || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
+    }
+
+    /// Whether the directory `st` may be one of its ancestors, so that the
+    /// ancestors are checked (O(depth)): a mount root (a bind mount of an
+    /// ancestor), a stat that does not tell, or any directory on a
+    /// filesystem that may report an ancestor's inode number (a false
+    /// loop, which `find` reports as a loop too).
+    pub fn may_loop(&self, st: &Stat) -> bool {
+        st.may_loop() || !self.root_ids_unique || st.dev != self.root_dev
     }
 
     /// Whether `st` is on another filesystem or mount than the root's
@@ -127,6 +141,22 @@ impl Shared {
     pub fn inode_order(&self, len: usize) -> bool {
         self.config.inode_order.is_some_and(|t| len > t)
     }
+}
+
+/// Entries of one directory read and kept before they are counted (as
+/// GNU fts reads at most 100 000 at a time): a directory that never ends
+/// (a FUSE server whose offsets cycle) or a huge one is read and counted
+/// a window at a time, so its memory stays bounded.
+pub(crate) const WINDOW_ENTRIES: usize = 100_000;
+
+/// Bytes of names in one window, for long names (FUSE allows 1 024
+/// bytes).
+pub(crate) const WINDOW_NAME_BYTES: usize = 8 << 20;
+
+/// Whether a window holding `entries` entries and `name_bytes` bytes of
+/// names is full.
+pub(crate) fn window_full(entries: usize, name_bytes: usize) -> bool {
+    entries >= WINDOW_ENTRIES || name_bytes >= WINDOW_NAME_BYTES
 }
 
 /// The `DT_*` value for a `st_mode`.
@@ -308,6 +338,39 @@ impl<'v> Worker<'v> {
         self.visitor.error(err);
     }
 
+    /// The stat of the entry `name` (of type `d_type`) failed with
+    /// `cause`: reported. A listing without metadata still lists and
+    /// counts it by its `d_type` unless it is gone (`ENOENT`), as `find`
+    /// lists the names of a directory it may read but not search; it is
+    /// not descended into.
+    pub fn stat_failed(&mut self, shared: &Shared, name: &[u8], d_type: u8, cause: io::Error) {
+        let gone = cause.raw_os_error() == Some(libc::ENOENT);
+        self.entry_error(name, Op::Stat, cause);
+        if shared.config.counts_types_only() && !gone && d_type != libc::DT_UNKNOWN {
+            self.seen += 1;
+            self.acc.add_type(d_type);
+            self.list(shared, name, d_type, None, self.depth() + 1);
+        }
+    }
+
+    /// The depth of the directory being read.
+    fn depth(&self) -> usize {
+        self.dir.as_ref().map_or(0, |dir| dir.depth())
+    }
+
+    /// Hands the entry `name` of the current directory to the visitor.
+    fn list(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>, depth: usize) {
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
+        push_name(&mut self.entry_path, name);
+        let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
+        let st = st.filter(|_| shared.config.list_metadata);
+        self.visitor
+            .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
+    }
+
     /// Counts a directory entry stat'ed after the fact (through its
     /// descriptor when opened, see `Reader::read` in the threads engine),
     /// not in [`entry`](Self::entry).
@@ -341,7 +404,7 @@ impl<'v> Worker<'v> {
     /// once open (not by name before), against its ancestors: false, with
     /// the error reported, when it is one of them (a loop). Records its
     /// identity for the checks below it.
-    pub fn opened_dir(&mut self, st: &Stat) -> bool {
+    pub fn opened_dir(&mut self, shared: &Shared, st: &Stat) -> bool {
         let Some(dir) = self.dir.clone() else {
             return true;
         };
@@ -353,7 +416,7 @@ impl<'v> Worker<'v> {
             }
             return false;
         }
-        let same = st.may_loop().then(|| dir.parent()).flatten();
+        let same = shared.may_loop(st).then(|| dir.parent()).flatten();
         if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
             let cause = loop_cause(same);
             self.dir_error(Op::Loop, cause);
@@ -371,12 +434,12 @@ impl<'v> Worker<'v> {
     /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
         self.seen += 1;
-        let depth = self.dir.as_ref().map_or(0, |dir| dir.depth()) + 1;
+        let depth = self.depth() + 1;
         let reads = shared.reads(depth);
         if st.is_some_and(|st| self.counted_before(st)) {
             return false;
         }
-        if let Some(st) = st.filter(|st| st.is_dir() && st.may_loop()) {
+        if let Some(st) = st.filter(|st| st.is_dir() && shared.may_loop(st)) {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
             if let Some(same) = same {
                 let cause = loop_cause(same);
@@ -422,15 +485,7 @@ impl<'v> Worker<'v> {
             }
         };
         if shared.config.list {
-            self.build_dir_path();
-            self.entry_path.clear();
-            self.entry_path.extend_from_slice(self.dir_path.bytes());
-            push_name(&mut self.entry_path, name);
-            let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
-            let path = Path::new(OsStr::from_bytes(&self.entry_path));
-            let st = st.filter(|_| shared.config.list_metadata);
-            self.visitor
-                .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
+            self.list(shared, name, d_type, st, depth);
         }
         is_dir
     }

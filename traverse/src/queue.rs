@@ -84,6 +84,11 @@ impl<W> Queue<W> {
         }
     }
 
+    /// How much work is on the shared stack, read without the lock.
+    pub(crate) fn queued(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
     /// Work from the shared stack if there is some, without waiting (and
     /// without the lock when the stack is empty).
     pub(crate) fn try_take(&self) -> Option<W> {

@@ -8,7 +8,7 @@
 //! `statx` instead, for its mount id). Needs `/proc`.
 
 use std::ffi::{CStr, CString, OsStr, OsString};
-use std::fs::{DirEntry, Metadata, OpenOptions};
+use std::fs::{DirEntry, Metadata, OpenOptions, ReadDir};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
-use crate::engine::{Shared, Worker};
+use crate::engine::{window_full, Shared, Worker};
 use crate::error::Op;
 use crate::node::{Cursor, DirNode};
 use crate::sys::Stat;
@@ -95,6 +95,36 @@ pub(crate) fn c_name(name: &OsStr) -> CString {
     CString::new(name.as_bytes()).expect("directory entry names hold no NUL")
 }
 
+/// Reads entries of `read` with their names into `entries` until a window
+/// is full ([`window_full`]); true when the directory ended, its reading
+/// failed (reported) or the walk was interrupted.
+fn read_window(
+    worker: &mut Worker<'_>,
+    shared: &Shared,
+    read: &mut ReadDir,
+    entries: &mut Vec<(DirEntry, OsString)>,
+) -> bool {
+    let mut name_bytes = 0;
+    while !window_full(entries.len(), name_bytes) {
+        if shared.interrupted() {
+            return true;
+        }
+        match read.next() {
+            None => return true,
+            Some(Ok(entry)) => {
+                let name = entry.file_name();
+                name_bytes += name.len();
+                entries.push((entry, name));
+            }
+            Some(Err(cause)) => {
+                worker.dir_error(Op::Read, cause);
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Walks below `root` (already counted) on this thread, depth first.
 pub(crate) fn walk(
     shared: &Arc<Shared>,
@@ -104,7 +134,7 @@ pub(crate) fn walk(
     let mut worker = Worker::new(shared, visitors.build());
     let mut cursor = Cursor::default();
     let mut stack = vec![root];
-    let mut entries: Vec<DirEntry> = Vec::new();
+    let mut entries: Vec<(DirEntry, OsString)> = Vec::new();
     while let Some(dir) = stack.pop() {
         if shared.interrupted() {
             break;
@@ -120,47 +150,47 @@ pub(crate) fn walk(
             }
         };
         entries.clear();
-        match std::fs::read_dir(proc_path(&fd)) {
-            Ok(read) => {
-                for entry in read {
-                    match entry {
-                        Ok(entry) => entries.push(entry),
+        let mut listing = match std::fs::read_dir(proc_path(&fd)) {
+            Ok(read) => Some(read),
+            Err(cause) => {
+                worker.dir_error(Op::Read, cause);
+                None
+            }
+        };
+        let mut children = 0;
+        // A window at a time, so that a directory that never ends keeps one
+        // in memory at most.
+        while let Some(read) = listing.as_mut() {
+            if read_window(&mut worker, shared, read, &mut entries) {
+                listing = None;
+            }
+            if shared.inode_order(entries.len()) {
+                entries.sort_unstable_by_key(|(e, _)| e.ino());
+            }
+            for (entry, name) in entries.drain(..) {
+                // Every entry: one stat may take a long round trip.
+                if shared.interrupted() {
+                    break;
+                }
+                let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
+                if shared.skips(&dir, name.as_bytes(), d_type) {
+                    continue;
+                }
+                let st = if shared.needs_stat(d_type) {
+                    match stat_entry(shared, fd.as_fd(), &name, d_type, || entry.metadata()) {
+                        Ok(st) => Some(st),
                         Err(cause) => {
-                            worker.dir_error(Op::Read, cause);
-                            break;
+                            worker.stat_failed(shared, name.as_bytes(), d_type, cause);
+                            continue;
                         }
                     }
+                } else {
+                    None
+                };
+                if worker.entry(shared, name.as_bytes(), d_type, st.as_ref()) {
+                    stack.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
+                    children += 1;
                 }
-            }
-            Err(cause) => worker.dir_error(Op::Read, cause),
-        }
-        if shared.inode_order(entries.len()) {
-            entries.sort_unstable_by_key(|e| e.ino());
-        }
-        let mut children = 0;
-        for (i, entry) in entries.drain(..).enumerate() {
-            if i % 1024 == 1023 && shared.interrupted() {
-                break;
-            }
-            let name = entry.file_name();
-            let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
-            if shared.skips(&dir, name.as_bytes(), d_type) {
-                continue;
-            }
-            let st = if shared.needs_stat(d_type) {
-                match stat_entry(shared, fd.as_fd(), &name, d_type, || entry.metadata()) {
-                    Ok(st) => Some(st),
-                    Err(cause) => {
-                        worker.entry_error(name.as_bytes(), Op::Stat, cause);
-                        continue;
-                    }
-                }
-            } else {
-                None
-            };
-            if worker.entry(shared, name.as_bytes(), d_type, st.as_ref()) {
-                stack.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
-                children += 1;
             }
         }
         // Single thread: no child is opened before this runs.

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use io_uring_getdents::dirent::FileType;
 use tokio::task::JoinSet;
 
-use crate::engine::{Shared, Worker};
+use crate::engine::{window_full, Shared, Worker};
 use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
 use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
@@ -31,8 +31,13 @@ pub(crate) fn walk(
 ) -> Accumulator {
     let mut total = Accumulator::new(shared.config.count_links);
     let mut visitor = visitors.build();
+    // The runtime's own threads only pass work around (every `tokio::fs`
+    // call runs on the blocking pool, which grows with the `jobs` tasks),
+    // so one per CPU at most: `-j 4096` asked for 4 096 of them, and
+    // tokio panics when the system refuses one.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(shared.config.jobs)
+        .worker_threads(shared.config.jobs.min(cpus))
         .build()
     {
         Ok(rt) => rt,
@@ -42,46 +47,64 @@ pub(crate) fn walk(
             return total;
         }
     };
-    let (tx, rx) = mpsc::channel();
+    // Bounded: a task listing faster than the visitor takes its entries
+    // (a directory that never ends) waits for it instead of piling them
+    // up.
+    let (tx, rx) = mpsc::sync_channel(EVENTS_IN_FLIGHT);
     // One cursor for all tasks (opens are short, on the blocking pool):
     // the directory opened last is where the next reopen starts.
     let cursor = Arc::new(Mutex::new(Cursor::default()));
-    runtime.block_on(async {
-        let mut tasks = JoinSet::new();
-        let mut stack = vec![root];
-        loop {
-            while tasks.len() < shared.config.jobs && !shared.interrupted() {
-                let Some(dir) = stack.pop() else { break };
-                let task_shared = Arc::clone(shared);
-                let tx = tx.clone();
-                let cursor = Arc::clone(&cursor);
-                tasks.spawn(async move { read_dir(task_shared, dir, tx, cursor).await });
-            }
-            let Some(joined) = tasks.join_next().await else {
-                break;
-            };
-            match joined {
-                Ok((acc, children)) => {
-                    total.merge(acc);
-                    stack.extend(children);
+    let driver = {
+        let shared = Arc::clone(shared);
+        runtime.spawn(async move {
+            let mut tasks = JoinSet::new();
+            let mut stack = vec![root];
+            loop {
+                while tasks.len() < shared.config.jobs && !shared.interrupted() {
+                    let Some(dir) = stack.pop() else { break };
+                    let task_shared = Arc::clone(&shared);
+                    let tx = tx.clone();
+                    let cursor = Arc::clone(&cursor);
+                    tasks.spawn(async move { read_dir(task_shared, dir, tx, cursor).await });
                 }
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(_) => {}
+                let Some(joined) = tasks.join_next().await else {
+                    break;
+                };
+                match joined {
+                    Ok((acc, children)) => {
+                        total.merge(acc);
+                        stack.extend(children);
+                    }
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(_) => {}
+                }
             }
-            for event in rx.try_iter() {
-                event.deliver(visitor.as_mut());
-            }
-        }
-    });
-    total
+            total
+        })
+    };
+    // The calling thread hands the tasks' findings to the visitor while
+    // they run, until every sender (the driver's, the tasks') is gone.
+    for event in rx {
+        event.deliver(visitor.as_mut());
+    }
+    match runtime.block_on(driver).map_err(|e| e.try_into_panic()) {
+        Ok(total) => total,
+        Err(Ok(panic)) => std::panic::resume_unwind(panic),
+        // Cancelled: only a runtime shut down does that, and this one runs
+        // until it is dropped here.
+        Err(Err(_)) => unreachable!("the driver task is never cancelled"),
+    }
 }
+
+/// Findings of the tasks waiting for the visitor, at most.
+const EVENTS_IN_FLIGHT: usize = 4096;
 
 /// Reads one directory and stats its entries; returns the totals and the
 /// subdirectories.
 async fn read_dir(
     shared: Arc<Shared>,
     dir: Arc<DirNode>,
-    tx: mpsc::Sender<Event>,
+    tx: mpsc::SyncSender<Event>,
     cursor: Arc<Mutex<Cursor>>,
 ) -> (Accumulator, Vec<Arc<DirNode>>) {
     let mut worker = Worker::new(&shared, Box::new(Forward(tx)));
@@ -104,59 +127,79 @@ async fn read_dir(
             return (worker.into_accumulator(), children);
         }
     };
+    let mut listing = match tokio::fs::read_dir(proc_path(&fd)).await {
+        Ok(read) => Some(read),
+        Err(cause) => {
+            worker.dir_error(Op::Read, cause);
+            None
+        }
+    };
     let mut entries = Vec::new();
-    match tokio::fs::read_dir(proc_path(&fd)).await {
-        Ok(mut read) => loop {
+    // A window at a time, so that a directory that never ends keeps one in
+    // memory at most.
+    while let Some(read) = listing.as_mut() {
+        let (mut name_bytes, mut ended) = (0, false);
+        while !ended && !window_full(entries.len(), name_bytes) {
+            if shared.interrupted() {
+                ended = true;
+                continue;
+            }
             match read.next_entry().await {
-                Ok(Some(entry)) => entries.push(entry),
-                Ok(None) => break,
+                Ok(Some(entry)) => {
+                    let name = entry.file_name();
+                    name_bytes += name.len();
+                    entries.push((entry, name));
+                }
+                Ok(None) => ended = true,
                 Err(cause) => {
                     worker.dir_error(Op::Read, cause);
-                    break;
+                    ended = true;
                 }
             }
-        },
-        Err(cause) => worker.dir_error(Op::Read, cause),
-    }
-    if shared.inode_order(entries.len()) {
-        entries.sort_unstable_by_key(|e| e.ino());
-    }
-    for (i, entry) in entries.into_iter().enumerate() {
-        if i % 1024 == 1023 && shared.interrupted() {
-            break;
         }
-        let name = entry.file_name();
-        let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
-        if shared.skips(&dir, name.as_bytes(), d_type) {
-            continue;
+        if ended {
+            listing = None;
         }
-        let st = if shared.needs_stat(d_type) {
-            let stat = if shared.config.one_file_system
-                && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN)
-            {
-                // `-x` needs the mount id, which only statx gives.
-                let (fd, cname) = (Arc::clone(&fd), c_name(&name));
-                tokio::task::spawn_blocking(move || sys::statx(Some(fd.as_fd()), &cname))
-                    .await
-                    .unwrap_or_else(|e| Err(io::Error::other(e)))
+        if shared.inode_order(entries.len()) {
+            entries.sort_unstable_by_key(|(e, _)| e.ino());
+        }
+        for (entry, name) in entries.drain(..) {
+            // Every entry: one stat may take a long round trip.
+            if shared.interrupted() {
+                break;
+            }
+            let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
+            if shared.skips(&dir, name.as_bytes(), d_type) {
+                continue;
+            }
+            let st = if shared.needs_stat(d_type) {
+                let stat = if shared.config.one_file_system
+                    && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+                {
+                    // `-x` needs the mount id, which only statx gives.
+                    let (fd, cname) = (Arc::clone(&fd), c_name(&name));
+                    tokio::task::spawn_blocking(move || sys::statx(Some(fd.as_fd()), &cname))
+                        .await
+                        .unwrap_or_else(|e| Err(io::Error::other(e)))
+                } else {
+                    entry
+                        .metadata()
+                        .await
+                        .map(|meta| Stat::from_metadata(&meta))
+                };
+                match stat {
+                    Ok(st) => Some(st),
+                    Err(cause) => {
+                        worker.stat_failed(&shared, name.as_bytes(), d_type, cause);
+                        continue;
+                    }
+                }
             } else {
-                entry
-                    .metadata()
-                    .await
-                    .map(|meta| Stat::from_metadata(&meta))
+                None
             };
-            match stat {
-                Ok(st) => Some(st),
-                Err(cause) => {
-                    worker.entry_error(name.as_bytes(), Op::Stat, cause);
-                    continue;
-                }
+            if worker.entry(&shared, name.as_bytes(), d_type, st.as_ref()) {
+                children.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
             }
-        } else {
-            None
-        };
-        if worker.entry(&shared, name.as_bytes(), d_type, st.as_ref()) {
-            children.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
         }
     }
     dir.keep(fd, children.len(), &shared.budget);
@@ -173,7 +216,7 @@ enum Event {
 
 /// Tasks run on the runtime's threads; they send what they find here and
 /// the driver passes it on to its own visitor.
-struct Forward(mpsc::Sender<Event>);
+struct Forward(mpsc::SyncSender<Event>);
 
 impl Visitor for Forward {
     fn visit(&mut self, path: &std::path::Path) {

@@ -42,7 +42,7 @@ use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{Shared, Worker};
+use crate::engine::{window_full, Shared, Worker};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
@@ -50,6 +50,12 @@ use crate::queue::Queue;
 use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
+
+mod interrupt;
+mod window;
+
+use interrupt::CANCEL_TAG;
+use window::Resume;
 
 /// Walker threads per CPU the engine may grow to on a cold cache: without
 /// GETDENTS a walker reads each directory itself, blocked while the disk
@@ -103,6 +109,11 @@ const SLOW_GETDENTS: Duration = Duration::from_millis(1);
 
 /// Marks a completion's `user_data` as a directory read (else a statx).
 const READ_TAG: u64 = 1 << 63;
+
+/// Longest a worker sleeps in `io_uring_enter` before it looks at the
+/// interrupt flag again: on a slow filesystem the completions it waits
+/// for may be seconds away.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
 
 /// Whether io_uring can be set up *and* entered (neither disabled by the
 /// `kernel.io_uring_disabled` sysctl nor refused by a seccomp filter, which
@@ -241,8 +252,9 @@ struct Batch {
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
     /// Parts not yet done: the reader's own and the chunks handed out;
-    /// the last one drops the directory's hold ([`DirNode::hold`]).
-    left: AtomicUsize,
+    /// the last one drops the directory's hold ([`DirNode::hold`]). Shared
+    /// by the batches of every window of a directory read in windows.
+    left: Arc<AtomicUsize>,
 }
 
 /// A directory in flight on one worker.
@@ -256,11 +268,13 @@ struct Active {
 enum Phase {
     /// Being read with GETDENTS.
     Reading(Reading),
-    /// Entries `next..end` of `batch` still to submit.
+    /// Entries `next..end` of `batch` still to submit; then, if the
+    /// directory was read only up to a full window, its reading goes on.
     Stating {
         batch: Arc<Batch>,
         next: usize,
         end: usize,
+        resume: Option<Resume>,
     },
     /// Only while [`Walker::begin_stating`] moves from one to the other.
     Switching,
@@ -275,7 +289,14 @@ struct Reading {
     buf: Box<[UnsafeCell<u8>]>,
     offset: u64,
     submitted: Instant,
+    /// No read is to come for this window.
     done: bool,
+    /// The window is full ([`window_full`]) before the directory ended:
+    /// its entries are counted, then the reading goes on.
+    more: bool,
+    /// For a window after the first: the directory's parts left, already
+    /// held.
+    left: Option<Arc<AtomicUsize>>,
 }
 
 /// One statx result, written by the kernel.
@@ -382,7 +403,8 @@ impl<'p> Walker<'p> {
         let shared = pool.shared;
         loop {
             if shared.interrupted() {
-                self.drain();
+                self.cancel_all();
+                self.abandon();
                 pool.queue.take(|| shared.interrupted(), &pool.running);
                 return;
             }
@@ -489,6 +511,7 @@ impl<'p> Walker<'p> {
                         next: range.start,
                         end: range.end,
                         batch,
+                        resume: None,
                     },
                     pending: 0,
                 };
@@ -537,7 +560,7 @@ impl<'p> Walker<'p> {
                 self.worker.enter(&dir);
                 let dev = match sys::fstatx(fd.as_fd()) {
                     Ok(st) => {
-                        if !self.worker.opened_dir(&st) {
+                        if !self.worker.opened_dir(shared, &st) {
                             self.worker.leave(shared);
                             shared.read_done(&dir);
                             return;
@@ -568,6 +591,8 @@ impl<'p> Walker<'p> {
                 offset: 0,
                 submitted: Instant::now(),
                 done: false,
+                more: false,
+                left: None,
             };
             let ai = self.insert(Active {
                 dir,
@@ -582,7 +607,7 @@ impl<'p> Walker<'p> {
         let watch =
             !self.cold || self.pool.running.load(Ordering::Relaxed) < shared.config.max_jobs;
         let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
-        let (names, ents, error) = self.read_all(fd.as_fd());
+        let (names, ents, error, more) = self.read_all(fd.as_fd());
         let blocked = before.is_some_and(|(t0, switches)| {
             t0.elapsed() > SLOW_READ && sys::voluntary_switches() > switches
         });
@@ -600,6 +625,8 @@ impl<'p> Walker<'p> {
                 offset: 0,
                 submitted: Instant::now(),
                 done: true,
+                more,
+                left: None,
             }),
             pending: 0,
         });
@@ -610,33 +637,41 @@ impl<'p> Walker<'p> {
         self.begin_stating(ai, blocked);
     }
 
-    /// Reads the directory `fd` to its end with `getdents64`: its names,
-    /// its entries, and the error that stopped the reading, if any.
-    fn read_all(&mut self, fd: BorrowedFd<'_>) -> (Vec<u8>, Vec<Ent>, Option<io::Error>) {
+    /// Reads the directory `fd` with `getdents64` to its end or to a full
+    /// window: its names, its entries, the error that stopped the reading
+    /// if any, and whether the window filled up before the end.
+    fn read_all(&mut self, fd: BorrowedFd<'_>) -> (Vec<u8>, Vec<Ent>, Option<io::Error>, bool) {
         let (mut names, mut ents) = (Vec::new(), Vec::new());
-        let error = self.read_rest(fd, &mut names, &mut ents).err();
-        (names, ents, error)
+        let (more, error) = match self.read_rest(fd, &mut names, &mut ents) {
+            Ok(ended) => (!ended, None),
+            Err(e) => (false, Some(e)),
+        };
+        (names, ents, error, more)
     }
 
-    /// Reads the directory `fd` from its position to its end with
-    /// `getdents64`, appending to `names`/`ents`.
+    /// Reads the directory `fd` from its position with `getdents64`,
+    /// appending to `names`/`ents`, up to its end (true) or a full window
+    /// (false: a directory that never ends keeps one window in memory).
     fn read_rest(
         &mut self,
         fd: BorrowedFd<'_>,
         names: &mut Vec<u8>,
         ents: &mut Vec<Ent>,
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
         if self.read_buf.is_empty() {
             self.read_buf = vec![0; READ_BUF];
         }
         while !self.pool.shared.interrupted() {
+            if window_full(ents.len(), names.len()) {
+                return Ok(false);
+            }
             let n = getdents64(fd, &mut self.read_buf)?;
             if n == 0 {
                 break;
             }
             push_entries(&self.read_buf[..n], names, ents)?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Reads the rest of the directory `ai`, whose GETDENTS was cancelled,
@@ -654,17 +689,20 @@ impl<'p> Walker<'p> {
         let offset = libc::off_t::try_from(r.offset).unwrap_or(libc::off_t::MAX);
         // SAFETY: lseek on a descriptor this directory owns; no memory.
         let sought = unsafe { libc::lseek(fd.as_raw_fd(), offset, libc::SEEK_SET) };
-        let error = if sought < 0 {
-            Some(io::Error::last_os_error())
+        let (more, error) = if sought < 0 {
+            (false, Some(io::Error::last_os_error()))
         } else {
-            self.read_rest(fd.as_fd(), &mut names, &mut ents).err()
+            match self.read_rest(fd.as_fd(), &mut names, &mut ents) {
+                Ok(ended) => (!ended, None),
+                Err(e) => (false, Some(e)),
+            }
         };
         if let Some(Active {
             phase: Phase::Reading(r),
             ..
         }) = &mut self.active[ai]
         {
-            (r.names, r.ents, r.done) = (names, ents, true);
+            (r.names, r.ents, r.done, r.more) = (names, ents, true, more);
         }
         error
     }
@@ -744,6 +782,9 @@ impl<'p> Walker<'p> {
                 Ok(_) => r.done = true,
                 Err(bad) => error = Some(bad),
             }
+            if !r.done && window_full(r.ents.len(), r.names.len()) {
+                (r.done, r.more) = (true, true);
+            }
         }
         if slow {
             self.went_cold(scope);
@@ -782,17 +823,30 @@ impl<'p> Walker<'p> {
             names,
             mut ents,
             buf,
+            offset,
+            more,
+            left,
             ..
         } = r;
         if cold && shared.inode_order(ents.len()) {
             ents.sort_unstable_by_key(|e| e.ino);
         }
         let end = ents.len();
-        // Held while its entries are stat'ed: each subdirectory goes to the
-        // stack as soon as its stat says so (counted in with
-        // `add_children`), not when the whole directory is done, so a cold
-        // walk reads it while its parent's other stats are in flight.
-        active.dir.hold(Arc::clone(&fd), &shared.budget);
+        // Held while its entries are stat'ed (from its first window on):
+        // each subdirectory goes to the stack as soon as its stat says so
+        // (counted in with `add_children`), not when the whole directory
+        // is done, so a cold walk reads it while its parent's other stats
+        // are in flight.
+        let left = left.unwrap_or_else(|| {
+            active.dir.hold(Arc::clone(&fd), &shared.budget);
+            Arc::new(AtomicUsize::new(1))
+        });
+        let resume = more.then(|| Resume {
+            fd: Arc::clone(&fd),
+            link_dev,
+            offset,
+            left: Arc::clone(&left),
+        });
         active.phase = Phase::Stating {
             batch: Arc::new(Batch {
                 dir: Arc::clone(&active.dir),
@@ -800,10 +854,11 @@ impl<'p> Walker<'p> {
                 names,
                 ents,
                 link_dev,
-                left: AtomicUsize::new(1),
+                left,
             }),
             next: 0,
             end,
+            resume,
         };
         // No read of this directory is in flight any more (they are
         // chained, and this is called once the last one completed), so the
@@ -871,7 +926,9 @@ impl<'p> Walker<'p> {
         let pool = self.pool;
         let shared = pool.shared;
         let Some(Active {
-            phase: Phase::Stating { batch, next, end },
+            phase: Phase::Stating {
+                batch, next, end, ..
+            },
             ..
         }) = &mut self.active[ai]
         else {
@@ -902,7 +959,10 @@ impl<'p> Walker<'p> {
             if self.ring.is_some() && self.free.is_empty() {
                 break;
             }
-            if i % 1024 == 1023 && shared.interrupted() {
+            // Every entry: on a slow filesystem each stat may take a round
+            // trip of hundreds of milliseconds, and none is issued after
+            // SIGINT.
+            if shared.interrupted() {
                 i = end;
                 break;
             }
@@ -1004,7 +1064,11 @@ impl<'p> Walker<'p> {
                     self.own.push(child);
                 }
             }
-            Err(cause) => self.worker.entry_error(cname.to_bytes(), Op::Stat, cause),
+            Err(cause) => {
+                let d_type = batch.ents[i].d_type;
+                self.worker
+                    .stat_failed(shared, cname.to_bytes(), d_type, cause);
+            }
         }
     }
 
@@ -1012,6 +1076,17 @@ impl<'p> Walker<'p> {
     /// end drops the hold on the directory's descriptor (its children
     /// keep it while they wait, see [`DirNode::hold`]).
     fn end_dir(&mut self, ai: usize) {
+        let interrupted = self.pool.shared.interrupted();
+        if let Some(Active {
+            phase: Phase::Stating { resume, .. },
+            ..
+        }) = &mut self.active[ai]
+        {
+            if let Some(resume) = resume.take().filter(|_| !interrupted) {
+                self.go_on(ai, resume);
+                return;
+            }
+        }
         if self.current == Some(ai) {
             self.unfocus();
         }
@@ -1043,8 +1118,17 @@ impl<'p> Walker<'p> {
             .ring
             .as_mut()
             .expect("operations are in flight only with a ring");
-        if let Err(e) = ring.submit_and_wait(want) {
-            if !retry(&e) {
+        // A slice at a time where the kernel takes a timeout (5.11), so
+        // that SIGINT is seen while the completions are far away.
+        let waited = if ring.params().is_feature_ext_arg() {
+            let slice = types::Timespec::from(WAIT_SLICE);
+            let args = types::SubmitArgs::new().timespec(&slice);
+            ring.submitter().submit_with_args(want, &args)
+        } else {
+            ring.submit_and_wait(want)
+        };
+        if let Err(e) = waited {
+            if !retry(&e) && e.raw_os_error() != Some(libc::ETIME) {
                 panic!("io_uring_enter failed: {e}");
             }
         }
@@ -1054,6 +1138,9 @@ impl<'p> Walker<'p> {
             .collect();
         self.in_flight -= done.len();
         for (user_data, res, flags) in done.drain(..) {
+            if user_data == CANCEL_TAG {
+                continue;
+            }
             if user_data & READ_TAG != 0 {
                 self.on_read((user_data & !READ_TAG) as usize, res, flags, scope);
                 continue;

@@ -345,6 +345,7 @@ impl Walk {
                 config: self.config.clone(),
                 root_dev: st.dev,
                 root_mnt: st.mnt_id,
+                root_ids_unique: sys::fs_type(fd.as_fd()).is_ok_and(crate::links::trusts_d_ino),
                 budget: FdBudget::new(self.config.max_jobs, self.limit),
                 interrupt: Arc::clone(&self.interrupt),
                 progress: Arc::clone(&self.progress),

@@ -5,7 +5,6 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use crate::engine::{Shared, Worker};
-use crate::error::Op;
 use crate::links::Links;
 use crate::node::{DirNode, Ent};
 use crate::sys;
@@ -42,8 +41,10 @@ pub(super) fn stat_entries(
         links,
     } = *listing;
     let defer_dirs = shared.defers_dirs(dir);
-    for (i, ent) in ents.iter().enumerate() {
-        if i % 1024 == 1023 && shared.interrupted() {
+    for ent in ents {
+        // Every entry: on a slow filesystem one stat may take a round
+        // trip of hundreds of milliseconds.
+        if shared.interrupted() {
             break;
         }
         let cname = ent.name(names);
@@ -74,7 +75,7 @@ pub(super) fn stat_entries(
                     Some(st)
                 }
                 Err(cause) => {
-                    worker.entry_error(name, Op::Stat, cause);
+                    worker.stat_failed(shared, name, ent.d_type, cause);
                     continue;
                 }
             }

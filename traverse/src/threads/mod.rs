@@ -111,7 +111,8 @@ pub(crate) fn walk(
     // short that even it cannot, nothing can be walked.
     match Reader::new() {
         Ok(reader) => std::thread::scope(|scope| {
-            for _ in 1..shared.config.jobs {
+            // One per CPU at once; the rest of `-j` as work appears.
+            for _ in 1..shared.config.jobs.min(eager_workers()) {
                 if !pool.grow() || !start_worker(&pool, scope) {
                     break;
                 }
@@ -228,6 +229,13 @@ fn work<'scope, 'env>(
             }
         }
         own.append(&mut reader.children);
+        // Work nobody waits for: one more of the workers `-j` asked for.
+        // Started as work appears, not all at once, so that `-j 4096` on a
+        // small tree does not hold thousands of idle threads and buffers.
+        let spare = own.len() > 1 || pool.queue.queued() > 0;
+        if spare && pool.queue.hungry() == 0 && pool.grow_to(shared.config.jobs) {
+            start_worker(pool, scope);
+        }
         pool.queue.offer(&mut own);
     }
     let acc = worker.into_accumulator();
@@ -262,8 +270,13 @@ impl Pool<'_> {
 
     /// Counts one more worker if the limit allows.
     fn grow(&self) -> bool {
-        let max = self.shared.config.max_jobs;
+        self.grow_to(self.shared.config.max_jobs)
+    }
+
+    /// Counts one more worker if fewer than `max` are.
+    fn grow_to(&self, max: usize) -> bool {
         !self.spawn_failed.load(Ordering::Relaxed)
+            && self.started.load(Ordering::Relaxed) < max
             && self
                 .started
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -271,6 +284,12 @@ impl Pool<'_> {
                 })
                 .is_ok()
     }
+}
+
+/// Workers started with the walk: one per CPU, the best start on a warm
+/// cache (a larger `-j` starts the others as work appears).
+fn eager_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A unit of work.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{Shared, Worker};
+use crate::engine::{window_full, Shared, Worker, WINDOW_ENTRIES};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
@@ -189,6 +189,9 @@ impl Reader {
             if may_split {
                 self.stream(worker, pool, &listing, &mut progress);
             }
+            if window_full(self.ents.len() - progress.first, self.names.len()) {
+                self.flush(worker, shared, &listing, &mut progress);
+            }
         }
         self.finish(worker, pool, listing, may_split, progress)
     }
@@ -232,7 +235,7 @@ impl Reader {
             Counted::Yes(dev) => dev,
             Counted::No => match sys::fstatx(fd.as_fd()) {
                 Ok(st) => {
-                    if !worker.opened_dir(&st) {
+                    if !worker.opened_dir(shared, &st) {
                         return None;
                     }
                     worker.count_stat(&st);
@@ -307,7 +310,15 @@ impl Reader {
                 Some(_) => Order::Undecided,
             };
         }
-        if progress.order == Order::Directory {
+        // Chunks shared and not done: past a window of them the reader
+        // stops sharing and stats what it reads itself ([`Reader::flush`]),
+        // so a directory read faster than it is stat'ed (one that never
+        // ends) does not pile up on the shared stack.
+        let backlog = progress
+            .split
+            .as_ref()
+            .is_some_and(|left| left.load(Ordering::Acquire) * CHUNK >= WINDOW_ENTRIES);
+        if progress.order == Order::Directory && !backlog {
             let left = progress.split.get_or_insert_with(|| {
                 listing.dir.hold(Arc::clone(&listing.fd), &shared.budget);
                 Arc::new(AtomicUsize::new(1))
@@ -316,6 +327,45 @@ impl Reader {
             share_chunks(pool, &batch, progress.first);
             progress.first = 0;
         }
+    }
+
+    /// A window of entries is read and not stat'ed ([`window_full`]):
+    /// stats them here (in inode order if the directory is cold) and
+    /// forgets them before reading on, so that a directory that never
+    /// ends keeps a window in memory at most. Its subdirectories wait in
+    /// `children`, counted when the directory is done.
+    fn flush(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        open: &Open<'_, '_>,
+        progress: &mut Progress,
+    ) {
+        if progress.order == Order::Undecided && shared.inode_order(self.ents.len()) {
+            progress.order = self.probe(worker, shared, open);
+            progress.first = PROBE.min(self.ents.len());
+            progress.probed = progress.first;
+        }
+        let first = progress.first;
+        if progress.order == Order::Inode {
+            self.ents[first..].sort_unstable_by_key(|e| e.ino);
+        }
+        let listing = Listing {
+            dir: open.dir,
+            fd: open.fd.as_fd(),
+            names: &self.names,
+            links: open.links,
+        };
+        stat_entries(
+            worker,
+            shared,
+            &listing,
+            &self.ents[first..],
+            &mut self.children,
+        );
+        self.names.clear();
+        self.ents.clear();
+        progress.first = 0;
     }
 
     /// The directory is read: decides on the order if it is still open,
