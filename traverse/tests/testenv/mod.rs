@@ -390,6 +390,44 @@ pub fn with_seccomp_filter(
     }
 }
 
+/// A seccomp filter for `cmd` that fails the system call `nr` with `errno`
+/// and allows every other one.
+pub fn deny_syscall(cmd: &mut Command, nr: libc::c_long, errno: i32) -> &mut Command {
+    let filter = [
+        // The system call number (offset 0 of `struct seccomp_data`).
+        bpf_stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        bpf_jump_if(nr as u32, 1),
+        bpf_stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | errno as u32,
+        ),
+        bpf_stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    with_seccomp_filter(cmd, filter);
+    cmd
+}
+
+/// A BPF instruction that does not jump (a load or a return).
+pub fn bpf_stmt(code: u32, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+/// A BPF test of the accumulator against `k`: equal, the next instruction;
+/// else `skip_if_not` instructions further.
+pub fn bpf_jump_if(k: u32, skip_if_not: u8) -> libc::sock_filter {
+    libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: 0,
+        jf: skip_if_not,
+        k,
+    }
+}
+
 /// How many times `traverse ARGS` made the system call `name`, counted by
 /// `strace -f -c`, under `ulimit -n LIMIT` when given; `None` when strace
 /// is not installed (the test VM has none; `.ci/run` installs it).
