@@ -332,6 +332,17 @@ pub fn bytes_path(base: &Path, name: &[u8]) -> PathBuf {
     base.join(OsStr::from_bytes(name))
 }
 
+/// `src` through testfs with `options`, mounted on a new directory `mnt`
+/// of `env`, or `None` (a note printed) where FUSE cannot be used.
+pub fn mount_testfs(env: &TestEnv, src: &Path, options: &testfs::Options) -> Option<testfs::Mount> {
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return None;
+    }
+    let mnt = env.mkdir("mnt");
+    Some(testfs::Mount::new(src, &mnt, options).unwrap())
+}
+
 /// A bind mount (root only), unmounted on drop, also when the test fails.
 pub struct BindMount(std::ffi::CString);
 
