@@ -546,10 +546,6 @@ fn progress_line_shows_on_a_terminal() {
     if !installed("tmux") {
         return;
     }
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     for d in 0..20 {
@@ -557,9 +553,10 @@ fn progress_line_shows_on_a_terminal() {
             env.file(&format!("src/d{d}/f{f}"), f);
         }
     }
-    let mnt = env.mkdir("mnt");
     let options = testfs::Options::new().delay(Duration::from_millis(3));
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let script = format!(
         "{} -j 1 -d 1 {} ; sleep 30",
         bin().display(),

@@ -261,10 +261,6 @@ fn a_directory_swapped_for_a_symlink_is_not_deleted() {
 /// level show with their final totals while the scan still runs.
 #[test]
 fn first_answers_show_before_the_scan_ends() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     for d in 0..20 {
@@ -272,9 +268,10 @@ fn first_answers_show_before_the_scan_ends() {
             env.file(&format!("src/d{d:02}/f{f}"), f);
         }
     }
-    let mnt = env.mkdir("mnt");
     let options = testfs::Options::new().delay(Duration::from_millis(3));
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let Some(pane) = start_browser(
         "early",
         &format!("-i -j 1 {}", mount.mountpoint().display()),
