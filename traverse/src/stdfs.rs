@@ -82,11 +82,18 @@ pub(crate) fn stat_entry(
     d_type: u8,
     meta: impl FnOnce() -> io::Result<Metadata>,
 ) -> io::Result<Stat> {
-    if shared.config.one_file_system && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN) {
+    if stat_by_statx(shared, d_type) {
         crate::sys::statx(Some(dir), &c_name(name))
     } else {
         meta().map(|m| Stat::from_metadata(&m))
     }
+}
+
+/// Whether an entry of type `d_type` is stated with `statx`: with `-x`,
+/// a directory (or an entry of unknown type) needs the mount id, which
+/// only `statx` gives.
+pub(crate) fn stat_by_statx(shared: &Shared, d_type: u8) -> bool {
+    shared.config.one_file_system && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN)
 }
 
 /// A name as the C string [`DirNode`] keeps (directory entries never hold

@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use crate::engine::{window_full, Shared, Worker};
 use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
-use crate::stdfs::{c_name, d_type_of, open_proc, proc_path};
+use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_by_statx};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
 use crate::visit::{Entry, Metadata, Visitor, VisitorBuilder};
@@ -173,10 +173,7 @@ async fn read_dir(
                 continue;
             }
             let st = if shared.needs_stat(d_type) {
-                let stat = if shared.config.one_file_system
-                    && matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN)
-                {
-                    // `-x` needs the mount id, which only statx gives.
+                let stat = if stat_by_statx(&shared, d_type) {
                     let (fd, cname) = (Arc::clone(&fd), c_name(&name));
                     tokio::task::spawn_blocking(move || sys::statx(Some(fd.as_fd()), &cname))
                         .await

@@ -3,7 +3,6 @@
 
 mod testenv;
 
-use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
@@ -365,16 +364,6 @@ fn unreadable_directory_is_reported_and_the_lines_go_on() {
     fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// Whether `program` runs here; the test VM has neither ncdu, gdu nor
-/// tmux (`.ci/run` installs them on the host).
-fn installed(program: &str) -> bool {
-    let found = Command::new(program).arg("--version").output().is_ok();
-    if !found {
-        println!("skipped: {program} is not installed here (the test VM has none)");
-    }
-    found
-}
-
 /// ncdu's size format: one decimal and a binary unit ("108.0 KiB").
 fn ncdu_size(n: u64) -> String {
     let n = n as f32;
@@ -417,46 +406,16 @@ fn export_loads_in_ncdu_with_du_s_totals() {
             ncdu_size(du(&t, &["-sB1"])),
             ncdu_size(du(&t, &["-sb"]))
         );
-        let session = format!("traverse-test-{}-{engine}", std::process::id());
-        // A server of its own (-L): tests in parallel, and a server
-        // exiting with its last session, cannot get in the way.
-        let tmux = |args: &[&OsStr]| run(Command::new("tmux").args(["-L", &session]).args(args));
-        let (code, _, err) = tmux(&[
-            "new-session".as_ref(),
-            "-d".as_ref(),
-            "-s".as_ref(),
-            session.as_ref(),
-            "-x".as_ref(),
-            "160".as_ref(),
-            "-y".as_ref(),
-            "40".as_ref(),
-            "ncdu".as_ref(),
-            "-f".as_ref(),
-            file.as_os_str(),
-        ]);
-        assert_eq!(code, Some(0), "tmux: {err}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut screen = String::new();
-        while Instant::now() < deadline {
-            screen = tmux(&[
-                "capture-pane".as_ref(),
-                "-p".as_ref(),
-                "-t".as_ref(),
-                session.as_ref(),
-            ])
-            .1;
-            if screen.contains("Total disk usage") {
-                break;
-            }
-            sleep(Duration::from_millis(100));
-        }
-        tmux(&[
-            "send-keys".as_ref(),
-            "-t".as_ref(),
-            session.as_ref(),
-            "q".as_ref(),
-        ]);
-        tmux(&["kill-server".as_ref()]);
+        let Some(pane) = Pane::start(
+            &format!("ncdu-{engine}"),
+            (160, 40),
+            &["ncdu".as_ref(), "-f".as_ref(), file.as_os_str()],
+        ) else {
+            return;
+        };
+        let screen = pane.wait("ncdu's totals", |s| s.contains("Total disk usage"));
+        pane.keys(&["q"]);
+        drop(pane);
         assert!(
             screen.contains(&want),
             "{engine}: want {want:?} on\n{screen}"
@@ -587,10 +546,6 @@ fn progress_line_shows_on_a_terminal() {
     if !installed("tmux") {
         return;
     }
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     for d in 0..20 {
@@ -598,32 +553,22 @@ fn progress_line_shows_on_a_terminal() {
             env.file(&format!("src/d{d}/f{f}"), f);
         }
     }
-    let mnt = env.mkdir("mnt");
     let options = testfs::Options::new().delay(Duration::from_millis(3));
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
-    let session = format!("traverse-progress-{}", std::process::id());
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let script = format!(
         "{} -j 1 -d 1 {} ; sleep 30",
         bin().display(),
         mount.mountpoint().display()
     );
-    let tmux = |args: &[&str]| run(Command::new("tmux").args(["-L", &session]).args(args));
-    let (code, _, err) = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "160",
-        "-y",
-        "40",
-        &script,
-    ]);
-    assert_eq!(code, Some(0), "tmux: {err}");
+    let Some(pane) = Pane::start("progress", (160, 40), &[script.as_ref()]) else {
+        return;
+    };
     let deadline = Instant::now() + Duration::from_secs(30);
     let (mut progress, mut lines) = (false, false);
     while Instant::now() < deadline && !lines {
-        let screen = tmux(&["capture-pane", "-p", "-t", &session]).1;
+        let screen = pane.screen();
         progress |= screen.contains(" entries, ") && screen.contains(" bytes...");
         lines = screen.contains(&format!("\t{}\n", mount.mountpoint().display()))
             || screen
@@ -631,7 +576,7 @@ fn progress_line_shows_on_a_terminal() {
                 .any(|l| l.ends_with(&format!(" {}", mount.mountpoint().display())));
         sleep(Duration::from_millis(50));
     }
-    tmux(&["kill-server"]);
+    drop(pane);
     assert!(progress, "no progress line seen");
     assert!(lines, "the lines did not come");
 }

@@ -11,76 +11,15 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use testenv::*;
 
-/// A tmux server of its own running one program in a 120x30 pane;
-/// killed when dropped.
-struct Pane {
-    server: String,
-}
-
-impl Pane {
-    /// Runs `traverse ARGS` in a shell that prints its exit status and
-    /// stays, or `None` (a note printed) where tmux is missing.
-    fn start(name: &str, args: &str) -> Option<Pane> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            println!("skipped: tmux is not installed here (the test VM has none)");
-            return None;
-        }
-        let server = format!("traverse-browse-{name}-{}", std::process::id());
-        let script = format!("{} {args}; echo EXIT=$?; sleep 60", bin().display());
-        let out = Command::new("tmux")
-            .args(["-L", &server, "new-session", "-d", "-s", &server])
-            .args(["-x", "120", "-y", "30", &script])
-            .output()
-            .expect("tmux");
-        assert!(out.status.success(), "tmux: {out:?}");
-        Some(Pane { server })
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.server])
-            .args(args)
-            .output()
-            .expect("tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for key in keys {
-            self.tmux(&["send-keys", "-t", &self.server, key]);
-            // One key, one redraw: the next screen is the key's.
-            sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", &self.server])
-    }
-
-    /// The screen once `ok` holds of it (20 s at most, then a failure
-    /// showing the last screen).
-    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let screen = self.screen();
-            if ok(&screen) {
-                return screen;
-            }
-            assert!(Instant::now() < deadline, "{what} never came:\n{screen}");
-            sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Pane {
-    fn drop(&mut self) {
-        self.tmux(&["kill-server"]);
-    }
+/// `traverse ARGS` in a pane, in a shell that prints its exit status and
+/// stays, or `None` (a note printed) where tmux is missing.
+fn start_browser(name: &str, args: &str) -> Option<Pane> {
+    let script = format!("{} {args}; echo EXIT=$?; sleep 60", bin().display());
+    Pane::start(&format!("browse-{name}"), (120, 30), &[script.as_ref()])
 }
 
 /// A row of the listing: size as shown, entries, name (with `/` for a
@@ -181,7 +120,7 @@ fn tree(env: &TestEnv) -> std::path::PathBuf {
 fn first_screen_moving_and_sorting_match_du() {
     let env = TestEnv::new();
     let t = tree(&env);
-    let Some(pane) = Pane::start("move", &format!("-i {}", t.display())) else {
+    let Some(pane) = start_browser("move", &format!("-i {}", t.display())) else {
         return;
     };
     let screen = pane.wait("the scan's end", scanned);
@@ -240,7 +179,7 @@ fn select(pane: &Pane, dir: &Path, name: &str) {
 fn deleting_a_file_and_a_directory_updates_disk_and_totals() {
     let env = TestEnv::new();
     let t = tree(&env);
-    let Some(pane) = Pane::start("delete", &format!("-i {}", t.display())) else {
+    let Some(pane) = start_browser("delete", &format!("-i {}", t.display())) else {
         return;
     };
     pane.wait("the scan's end", scanned);
@@ -284,7 +223,7 @@ fn a_directory_swapped_for_a_symlink_is_not_deleted() {
     env.file("t/victim/keep", 10);
     env.file("outside/precious", 10);
     let outside = env.root().join("outside");
-    let Some(pane) = Pane::start("swap", &format!("-i {}", t.display())) else {
+    let Some(pane) = start_browser("swap", &format!("-i {}", t.display())) else {
         return;
     };
     pane.wait("the scan's end", scanned);
@@ -322,10 +261,6 @@ fn a_directory_swapped_for_a_symlink_is_not_deleted() {
 /// level show with their final totals while the scan still runs.
 #[test]
 fn first_answers_show_before_the_scan_ends() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     for d in 0..20 {
@@ -333,10 +268,11 @@ fn first_answers_show_before_the_scan_ends() {
             env.file(&format!("src/d{d:02}/f{f}"), f);
         }
     }
-    let mnt = env.mkdir("mnt");
     let options = testfs::Options::new().delay(Duration::from_millis(3));
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
-    let Some(pane) = Pane::start(
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
+    let Some(pane) = start_browser(
         "early",
         &format!("-i -j 1 {}", mount.mountpoint().display()),
     ) else {

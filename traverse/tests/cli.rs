@@ -495,33 +495,10 @@ fn directories_changing_during_the_walk() {
     churner.join().unwrap();
 }
 
-/// A seccomp filter that makes `io_uring_setup` fail with ENOSYS, as on a
-/// kernel without io_uring.
+/// Makes `io_uring_setup` fail with ENOSYS for `cmd`, as on a kernel
+/// without io_uring.
 fn without_io_uring(cmd: &mut Command) -> &mut Command {
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let filter = [
-        // Load the syscall number.
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        // io_uring_setup? then the next instruction, else skip it.
-        libc::sock_filter {
-            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 1,
-            k: libc::SYS_io_uring_setup as u32,
-        },
-        stmt(
-            libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
-        ),
-        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    with_seccomp_filter(cmd, filter);
-    cmd
+    deny_syscall(cmd, libc::SYS_io_uring_setup, libc::ENOSYS)
 }
 
 #[test]

@@ -176,15 +176,6 @@ fn a_deep_export_is_written_whole_by_every_engine() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// Whether `program` runs here (the test VM has neither ncdu, gdu nor tmux).
-fn installed(program: &str) -> bool {
-    let found = Command::new(program).arg("--version").output().is_ok();
-    if !found {
-        println!("skipped: {program} is not installed here (the test VM has none)");
-    }
-    found
-}
-
 /// The export of a chain of `n` levels.
 fn export_chain(env: &TestEnv, n: usize) -> (Chain, PathBuf) {
     let chain = Chain::new(env.root().join("chain"), n);
@@ -209,43 +200,19 @@ fn a_deep_export_loads_in_ncdu() {
     let n = levels();
     let (chain, file) = export_chain(&env, n);
     let bytes = du(&chain.top, &["-sb"]);
-    let session = format!("traverse-deep-{}", std::process::id());
-    let tmux = |args: &[&std::ffi::OsStr]| {
-        Command::new("tmux")
-            .args(["-L", &session])
-            .args(args)
-            .output()
-            .unwrap()
+    let Some(pane) = Pane::start(
+        "deep",
+        (160, 40),
+        &["ncdu".as_ref(), "-f".as_ref(), file.as_os_str()],
+    ) else {
+        return;
     };
-    let start = tmux(&[
-        "new-session".as_ref(),
-        "-d".as_ref(),
-        "-s".as_ref(),
-        session.as_ref(),
-        "-x".as_ref(),
-        "160".as_ref(),
-        "-y".as_ref(),
-        "40".as_ref(),
-        "ncdu".as_ref(),
-        "-f".as_ref(),
-        file.as_os_str(),
-    ]);
-    assert!(start.status.success(), "tmux: {start:?}");
     // ncdu itself takes time in proportion to the square of the depth to
     // load it (about 15 s for 50 000 levels).
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let mut screen = String::new();
-    while Instant::now() < deadline && !screen.contains("Total disk usage") {
-        std::thread::sleep(Duration::from_millis(500));
-        let pane = tmux(&[
-            "capture-pane".as_ref(),
-            "-p".as_ref(),
-            "-t".as_ref(),
-            session.as_ref(),
-        ]);
-        screen = String::from_utf8_lossy(&pane.stdout).into_owned();
-    }
-    tmux(&["kill-server".as_ref()]);
+    let screen = pane.wait_within("ncdu's totals", Duration::from_secs(180), |s| {
+        s.contains("Total disk usage")
+    });
+    drop(pane);
     assert!(
         screen.contains(&format!("Items: {n}")),
         "ncdu shows every level: {screen}"

@@ -13,35 +13,6 @@ use std::time::Duration;
 
 use testenv::*;
 
-/// A seccomp filter that fails the system call `nr` with `errno` and
-/// allows every other one.
-fn deny(nr: libc::c_long, errno: i32, cmd: &mut Command) -> &mut Command {
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let filter = [
-        // The system call number (offset 0 of `struct seccomp_data`).
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        // `nr`? then the next instruction, else skip it.
-        libc::sock_filter {
-            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 1,
-            k: nr as u32,
-        },
-        stmt(
-            libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | errno as u32,
-        ),
-        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    with_seccomp_filter(cmd, filter);
-    cmd
-}
-
 /// `cmd`'s output, or a failure if it runs longer than a minute (a walk
 /// of these trees takes milliseconds; a hang is the bug).
 fn output_within_a_minute(cmd: &mut Command) -> Output {
@@ -79,12 +50,12 @@ fn output_within_a_minute(cmd: &mut Command) -> Output {
 
 /// `traverse --json --engine ENGINE PATH` with `nr` failing with `errno`.
 fn run_denied(nr: libc::c_long, errno: i32, engine: &str, path: &Path) -> Output {
-    output_within_a_minute(deny(
-        nr,
-        errno,
+    output_within_a_minute(deny_syscall(
         Command::new(bin())
             .args(["--json", "--engine", engine])
             .arg(path),
+        nr,
+        errno,
     ))
 }
 

@@ -136,19 +136,16 @@ const RSS_BOUND_KIB: u64 = 64 << 10;
 /// listing.
 #[test]
 fn a_directory_that_never_ends_keeps_memory_bounded_and_stops_at_sigint() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     env.file("src/before", 10);
     for i in 0..300 {
         env.file(&format!("src/endless/a-file-with-a-longer-name-{i:04}"), 1);
     }
-    let mnt = env.mkdir("mnt");
     let options = testfs::Options::new().fault("endless", testfs::Fault::EndlessReaddir);
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let mnt = mount.mountpoint();
     for engine in ENGINES {
         for args in [&["--json"][..], &["--list"]] {
@@ -180,10 +177,6 @@ fn a_directory_that_never_ends_keeps_memory_bounded_and_stops_at_sigint() {
 /// uring counted it, exit 0: their check ran only on mount roots).
 #[test]
 fn a_false_loop_is_reported_by_every_engine_as_find_does() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     env.file("src/top", 10);
@@ -191,9 +184,10 @@ fn a_false_loop_is_reported_by_every_engine_as_find_does() {
     env.file("src/a/b/c/deep", 30);
     env.file("src/a/b/beside", 40);
     env.file("src/x/y/z", 50);
-    let mnt = env.mkdir("mnt");
     let options = testfs::Options::new().inode_of("a/b", "a");
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let mnt = mount.mountpoint();
     let find = Command::new("find").arg(mnt).output().unwrap();
     let find_err = String::from_utf8_lossy(&find.stderr);
@@ -353,21 +347,18 @@ fn thousands_of_jobs_on_a_small_tree_take_little_memory() {
 /// at 5 s: a prompt stop takes well under 1 s.
 #[test]
 fn sigint_on_a_slow_filesystem_stops_every_engine_promptly() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     for i in 0..200 {
         env.file(&format!("src/dir/f{i}"), i);
     }
-    let mnt = env.mkdir("mnt");
     // 4 requests served at once: the directory takes 10 s to stat.
     let options = testfs::Options::new()
         .delay(Duration::from_millis(200))
         .threads(4);
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let mnt = mount.mountpoint();
     for engine in ENGINES {
         let cmd = traverse_cmd(engine, &["--json"], mnt);

@@ -173,31 +173,19 @@ fn a_symlink_root_is_refused() {
 /// low 32 bits of its argument `arg` are `value`, and allows everything
 /// else.
 fn refuse(nr: libc::c_long, arg: u32, value: u32, errno: i32, cmd: &mut Command) -> &mut Command {
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let jump_if = |k: u32, skip_if_not: u8| libc::sock_filter {
-        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-        jt: 0,
-        jf: skip_if_not,
-        k,
-    };
     let filter = [
         // The system call number.
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        jump_if(nr as u32, 3),
+        bpf_stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        bpf_jump_if(nr as u32, 3),
         // The argument's low 32 bits (`args[arg]`, little-endian, from
         // offset 16 of `struct seccomp_data`).
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16 + 8 * arg),
-        jump_if(value, 1),
-        stmt(
+        bpf_stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16 + 8 * arg),
+        bpf_jump_if(value, 1),
+        bpf_stmt(
             libc::BPF_RET | libc::BPF_K,
             libc::SECCOMP_RET_ERRNO | errno as u32,
         ),
-        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+        bpf_stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
     ];
     with_seccomp_filter(cmd, filter);
     cmd

@@ -341,28 +341,8 @@ impl Reader {
         open: &Open<'_, '_>,
         progress: &mut Progress,
     ) {
-        if progress.order == Order::Undecided && shared.inode_order(self.ents.len()) {
-            progress.order = self.probe(worker, shared, open);
-            progress.first = PROBE.min(self.ents.len());
-            progress.probed = progress.first;
-        }
-        let first = progress.first;
-        if progress.order == Order::Inode {
-            self.ents[first..].sort_unstable_by_key(|e| e.ino);
-        }
-        let listing = Listing {
-            dir: open.dir,
-            fd: open.fd.as_fd(),
-            names: &self.names,
-            links: open.links,
-        };
-        stat_entries(
-            worker,
-            shared,
-            &listing,
-            &self.ents[first..],
-            &mut self.children,
-        );
+        let first = self.order_rest(worker, shared, open, progress);
+        self.stat_here(worker, shared, open, first..self.ents.len());
         self.names.clear();
         self.ents.clear();
         progress.first = 0;
@@ -381,51 +361,76 @@ impl Reader {
     ) -> usize {
         let shared = pool.shared;
         let len = self.ents.len();
-        if progress.order == Order::Undecided && shared.inode_order(len) {
-            progress.order = self.probe(worker, shared, &listing);
-            progress.first = PROBE.min(len);
-            progress.probed = progress.first;
-        }
-        let first = progress.first;
-        if progress.order == Order::Inode {
-            self.ents[first..].sort_unstable_by_key(|e| e.ino);
-        }
-        let Open { dir, fd, links } = listing;
+        let first = self.order_rest(worker, shared, &listing, &mut progress);
         let left = match progress.split {
             Some(left) => left,
             None if !may_split || len - first <= CHUNK => {
-                let listing = Listing {
-                    dir,
-                    fd: fd.as_fd(),
-                    names: &self.names,
-                    links,
-                };
-                stat_entries(
-                    worker,
-                    shared,
-                    &listing,
-                    &self.ents[first..],
-                    &mut self.children,
-                );
+                self.stat_here(worker, shared, &listing, first..len);
+                let Open { dir, fd, .. } = listing;
                 dir.keep(fd, self.children.len(), &shared.budget);
                 worker.leave(shared);
                 shared.read_done(dir);
                 return progress.read;
             }
             None => {
-                dir.hold(Arc::clone(&fd), &shared.budget);
+                listing.dir.hold(Arc::clone(&listing.fd), &shared.budget);
                 Arc::new(AtomicUsize::new(1))
             }
         };
         // The rest of a large directory: other workers take all chunks but
         // the first, which this reader stats on its share of `left`.
-        let batch = self.batch(&Open { dir, fd, links }, &left);
+        let batch = self.batch(&listing, &left);
         let own = first..(first + CHUNK).min(len);
         share_chunks(pool, &batch, own.end);
         worker.leave(shared);
         // What this unit stat'ed: the probe and its chunk (the slow-unit
         // rule compares its time with that).
         progress.probed + self.stat_chunk(worker, pool, &batch, own)
+    }
+
+    /// Decides on the order of the entries not stat'ed yet if the directory
+    /// may be cold ([`Reader::probe`]) and sorts them by inode if so; the
+    /// first of them.
+    fn order_rest(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        open: &Open<'_, '_>,
+        progress: &mut Progress,
+    ) -> usize {
+        if progress.order == Order::Undecided && shared.inode_order(self.ents.len()) {
+            progress.order = self.probe(worker, shared, open);
+            progress.first = PROBE.min(self.ents.len());
+            progress.probed = progress.first;
+        }
+        let first = progress.first;
+        if progress.order == Order::Inode {
+            self.ents[first..].sort_unstable_by_key(|e| e.ino);
+        }
+        first
+    }
+
+    /// Stats the entries `range` of the directory `open` on this thread.
+    fn stat_here(
+        &mut self,
+        worker: &mut Worker<'_>,
+        shared: &Shared,
+        open: &Open<'_, '_>,
+        range: Range<usize>,
+    ) {
+        let listing = Listing {
+            dir: open.dir,
+            fd: open.fd.as_fd(),
+            names: &self.names,
+            links: open.links,
+        };
+        stat_entries(
+            worker,
+            shared,
+            &listing,
+            &self.ents[range],
+            &mut self.children,
+        );
     }
 
     /// Stats the first [`PROBE`] entries of a large directory in directory
@@ -435,20 +440,7 @@ impl Reader {
     /// on 200 000 files). So sort only if those few blocked.
     fn probe(&mut self, worker: &mut Worker<'_>, shared: &Shared, open: &Open<'_, '_>) -> Order {
         let before = sys::voluntary_switches();
-        let listing = Listing {
-            dir: open.dir,
-            fd: open.fd.as_fd(),
-            names: &self.names,
-            links: open.links,
-        };
-        let end = PROBE.min(self.ents.len());
-        stat_entries(
-            worker,
-            shared,
-            &listing,
-            &self.ents[..end],
-            &mut self.children,
-        );
+        self.stat_here(worker, shared, open, 0..PROBE.min(self.ents.len()));
         if sys::voluntary_switches() > before {
             Order::Inode
         } else {

@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// Every engine the CLI offers; each must give the same totals. The
 /// package's tests build traverse with its reference engines; a build
@@ -331,6 +332,17 @@ pub fn bytes_path(base: &Path, name: &[u8]) -> PathBuf {
     base.join(OsStr::from_bytes(name))
 }
 
+/// `src` through testfs with `options`, mounted on a new directory `mnt`
+/// of `env`, or `None` (a note printed) where FUSE cannot be used.
+pub fn mount_testfs(env: &TestEnv, src: &Path, options: &testfs::Options) -> Option<testfs::Mount> {
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return None;
+    }
+    let mnt = env.mkdir("mnt");
+    Some(testfs::Mount::new(src, &mnt, options).unwrap())
+}
+
 /// A bind mount (root only), unmounted on drop, also when the test fails.
 pub struct BindMount(std::ffi::CString);
 
@@ -390,6 +402,44 @@ pub fn with_seccomp_filter(
     }
 }
 
+/// A seccomp filter for `cmd` that fails the system call `nr` with `errno`
+/// and allows every other one.
+pub fn deny_syscall(cmd: &mut Command, nr: libc::c_long, errno: i32) -> &mut Command {
+    let filter = [
+        // The system call number (offset 0 of `struct seccomp_data`).
+        bpf_stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        bpf_jump_if(nr as u32, 1),
+        bpf_stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | errno as u32,
+        ),
+        bpf_stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    with_seccomp_filter(cmd, filter);
+    cmd
+}
+
+/// A BPF instruction that does not jump (a load or a return).
+pub fn bpf_stmt(code: u32, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+/// A BPF test of the accumulator against `k`: equal, the next instruction;
+/// else `skip_if_not` instructions further.
+pub fn bpf_jump_if(k: u32, skip_if_not: u8) -> libc::sock_filter {
+    libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: 0,
+        jf: skip_if_not,
+        k,
+    }
+}
+
 /// How many times `traverse ARGS` made the system call `name`, counted by
 /// `strace -f -c`, under `ulimit -n LIMIT` when given; `None` when strace
 /// is not installed (the test VM has none; `.ci/run` installs it).
@@ -432,4 +482,89 @@ pub fn syscall_calls_of_any_run(
         .find(|l| l.split_whitespace().last() == Some(name))
         .unwrap_or_else(|| panic!("no {name} row in:\n{text}"));
     Some((row.split_whitespace().nth(3).unwrap().parse().unwrap(), out))
+}
+
+/// Whether `program` runs here; the test VM has neither ncdu, gdu nor
+/// tmux (`.ci/run` installs them on the host).
+pub fn installed(program: &str) -> bool {
+    let found = Command::new(program).arg("--version").output().is_ok();
+    if !found {
+        println!("skipped: {program} is not installed here (the test VM has none)");
+    }
+    found
+}
+
+/// A command in a tmux pane on a server of its own (-L: tests in parallel,
+/// and a server exiting with its last session, cannot get in the way),
+/// killed when dropped.
+pub struct Pane {
+    server: String,
+}
+
+impl Pane {
+    /// Runs `command` (its words, or one shell line) in a pane of
+    /// `width` × `height`, or `None` (a note printed) where tmux is
+    /// missing.
+    pub fn start(name: &str, (width, height): (u16, u16), command: &[&OsStr]) -> Option<Pane> {
+        if !installed("tmux") {
+            return None;
+        }
+        let server = format!("traverse-{name}-{}", std::process::id());
+        let out = Command::new("tmux")
+            .args(["-L", &server, "new-session", "-d", "-s", &server])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .args(command)
+            .output()
+            .expect("tmux");
+        assert!(out.status.success(), "tmux: {out:?}");
+        Some(Pane { server })
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.server])
+            .args(args)
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types `keys`, one at a time.
+    pub fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            self.tmux(&["send-keys", "-t", &self.server, key]);
+            // One key, one redraw: the next screen is the key's.
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What the pane shows now.
+    pub fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.server])
+    }
+
+    /// The screen once `ok` holds of it (20 s at most, then a failure
+    /// showing the last screen).
+    pub fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        self.wait_within(what, Duration::from_secs(20), ok)
+    }
+
+    /// As [`Pane::wait`], for `limit` at most.
+    pub fn wait_within(&self, what: &str, limit: Duration, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let screen = self.screen();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "{what} never came:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
 }
