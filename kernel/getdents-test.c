@@ -8,8 +8,10 @@
  * f_pos after a read, reads linked with IOSQE_IO_LINK, -EINVAL for every
  * reserved SQE byte and for offsets ->llseek refuses, -ENOTDIR, -EFAULT,
  * IORING_CQE_F_DIR_EOF on exactly the last read, a directory changed
- * between reads, and which requests complete inline
- * rather than in io-wq (no io-wq worker is ever created for them).
+ * between reads, which requests complete inline rather than in io-wq (no
+ * io-wq worker is ever created for them), one IN_ACCESS event per read,
+ * and on ext4 the width of d_off: kernel/test-vm also builds this file as
+ * a static i386 program, whose positions must be 32-bit ones in io-wq too.
  *
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
  * tmpfs and on ext4). Prints one line per test and a closing line in the
@@ -34,6 +36,7 @@
 #include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <linux/stat.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,7 +47,7 @@
 #define OP_GETDENTS	58
 #define OP_STATX	21
 #ifndef IORING_CQE_F_DIR_EOF
-#define IORING_CQE_F_DIR_EOF	(1U << 2)
+#define IORING_CQE_F_DIR_EOF	(1U << 14)
 #endif
 
 #define MAX_ENTRIES	1024
@@ -740,6 +743,140 @@ static int test_changed_between_reads(void)
 	return 0;
 }
 
+/* IN_ACCESS events of watch wd queued on in since the last call. */
+static int access_events(int in, int wd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t len;
+	int n = 0;
+
+	while ((len = read(in, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (p < buf + len) {
+			const struct inotify_event *ev = (const void *)p;
+
+			n += ev->wd == wd && (ev->mask & IN_ACCESS);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return len < 0 && errno != EAGAIN ? -1 : n;
+}
+
+/*
+ * Every read fires fsnotify_access() once: each getdents64(2) call, and
+ * each GETDENTS request, also one whose records reach the end and that the
+ * kernel therefore iterates twice to set IORING_CQE_F_DIR_EOF. The parent
+ * is watched too: inotify merges an event with an identical one queued
+ * right before it, and the parent's event in between keeps them apart.
+ */
+static int test_access_events_once_per_read(void)
+{
+	static char buf[1 << 16];
+	char path[PATH_MAX + 16];
+	unsigned int flags;
+	int dfd, in, wd, calls = 0, res, events;
+
+	if (make_dir("notify", 20, &dfd))
+		return 1;
+	snprintf(path, sizeof(path), "%s/notify", base);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (in < 0)
+		return fail("inotify_init1: %s", strerror(errno));
+	wd = inotify_add_watch(in, path, IN_ACCESS);
+	if (wd < 0 || inotify_add_watch(in, base, IN_ACCESS) < 0)
+		return fail("inotify_add_watch: %s", strerror(errno));
+	/* getdents64(2) in reads of 512 bytes, down to the one returning 0. */
+	do {
+		res = syscall(__NR_getdents64, dfd, buf, 512);
+		calls++;
+		events = access_events(in, wd);
+		if (res < 0 || events != 1)
+			return fail("getdents64 call %d: %d, %d IN_ACCESS events, expected 1",
+				    calls, res, events);
+	} while (res > 0);
+	/* GETDENTS: a partial read, one that reaches the end, one at it. */
+	{
+		const struct { int64_t off; unsigned int len; int eof; } reads[] = {
+			{ 0, 512, 0 }, { -1, sizeof(buf), 1 }, { -1, sizeof(buf), 1 },
+		};
+		unsigned int i;
+
+		if (lseek(dfd, 0, SEEK_SET) != 0)
+			return fail("lseek: %s", strerror(errno));
+		access_events(in, wd);
+		for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+			prep_getdents(get_sqe(&ring), dfd, buf, reads[i].len,
+				      reads[i].off, 1);
+			res = submit_one_flags(&ring, &flags);
+			events = access_events(in, wd);
+			if (res < 0 || !!(flags & IORING_CQE_F_DIR_EOF) != reads[i].eof)
+				return fail("GETDENTS read %u: %d, flags 0x%x", i + 1,
+					    res, flags);
+			if (events != 1)
+				return fail("GETDENTS read %u (%d bytes, end %s): %d IN_ACCESS events, expected 1",
+					    i + 1, res, reads[i].eof ? "reached" : "not reached",
+					    events);
+		}
+	}
+	close(in);
+	close(dfd);
+	return 0;
+}
+
+/*
+ * ext4 hands out 32-bit directory positions to 32-bit tasks and 64-bit
+ * ones to others, by in_compat_syscall(). GETDENTS from a 32-bit task runs
+ * in io-wq workers that it forked in io_uring_enter(2): they inherit its
+ * TS_COMPAT (nothing clears it before a return to user mode, which a
+ * worker never makes), so they must hand out the positions getdents64(2)
+ * gives the same task. The width is checked first, so that a run built
+ * as i386 proves it ran as a 32-bit task.
+ */
+static int test_d_off_width(void)
+{
+	static struct listing want, got;
+	static char buf[4096];
+	struct statfs sfs;
+	int64_t off = 0, widest = 0;
+	int dfd, i, res;
+
+	if (make_dir("width", 300, &dfd) || reference(dfd, &want) ||
+	    fstatfs(dfd, &sfs))
+		return 1;
+	if (sfs.f_type != EXT4_SUPER_MAGIC) {
+		close(dfd);
+		return 0;
+	}
+	/* The last record's d_off is ext4's end marker; the others, hashes. */
+	for (i = 0; i < want.n - 1; i++)
+		if (want.r[i].off > widest)
+			widest = want.r[i].off;
+	if (sizeof(long) == 4 && widest > INT32_MAX)
+		return fail("32-bit task: getdents64 gave d_off 0x%llx, wider than 31 bits",
+			    (long long)widest);
+	if (sizeof(long) == 8 && widest <= (int64_t)UINT32_MAX)
+		return fail("64-bit task: no getdents64 d_off wider than 32 bits");
+	/* Every read forced to an io-wq worker, chained by d_off. */
+	got.n = 0;
+	for (;;) {
+		struct io_uring_sqe *sqe = get_sqe(&ring);
+
+		prep_getdents(sqe, dfd, buf, sizeof(buf), off, 1);
+		sqe->flags |= IOSQE_ASYNC;
+		res = submit_one(&ring);
+		if (res <= 0)
+			break;
+		if (parse(&got, buf, res))
+			return fail("bad record from GETDENTS");
+		off = got.r[got.n - 1].off;
+	}
+	if (res < 0)
+		return fail("GETDENTS in io-wq from %lld: %d", (long long)off, res);
+	close(dfd);
+	return compare(&got, &want, "GETDENTS in io-wq against getdents64");
+}
+
 /* The io-wq workers of this process: threads named iou-wrk-<pid>. */
 static int count_iowq_workers(void)
 {
@@ -774,9 +911,10 @@ static int count_iowq_workers(void)
  * yet: a request punted to io-wq creates one, a request completed inline
  * does not. Returns 0 or writes why not to the pipe and returns 1.
  */
-static int inline_child(int dfd, int tmpfs)
+static int inline_child(int dfd)
 {
 	static char buf[8192];
+	struct io_uring_sqe *sqe;
 	struct statx stx;
 	struct stat st;
 	int i, res, workers;
@@ -787,9 +925,9 @@ static int inline_child(int dfd, int tmpfs)
 		return fail("stat: %s", strerror(errno));
 
 	/*
-	 * STATX of a name in the dcache completes inline on any local
-	 * filesystem (LOOKUP_CACHED lookup, getattr of the in-memory inode),
-	 * and so does a negative dentry's -ENOENT.
+	 * STATX of a name in the dcache completes inline on tmpfs, ext4 and
+	 * XFS (LOOKUP_CACHED lookup; FS_GETATTR_NOWAIT: getattr of the
+	 * in-memory inode), and so does a negative dentry's -ENOENT.
 	 */
 	for (i = 0; i < 8; i++) {
 		prep_statx(get_sqe(&ring), dfd, "sub", &stx);
@@ -805,9 +943,10 @@ static int inline_child(int dfd, int tmpfs)
 			    workers);
 
 	/*
-	 * GETDENTS completes inline where the filesystem never waits to read
-	 * a directory (tmpfs) and the read needs no seek; elsewhere (ext4)
-	 * it goes to io-wq. Either way it returns the records.
+	 * GETDENTS of a directory in cache completes inline when the read
+	 * needs no seek: tmpfs never waits to read a directory, ext4 and XFS
+	 * read cached blocks without waiting (patches 0004-0006). The
+	 * directory was read before, so no atime update is due either.
 	 */
 	for (i = 0; i < 8; i++) {
 		if (lseek(dfd, 0, SEEK_SET) != 0)
@@ -817,21 +956,38 @@ static int inline_child(int dfd, int tmpfs)
 			return fail("GETDENTS: %d", res);
 	}
 	workers = count_iowq_workers();
-	if (tmpfs && workers != 0)
-		return fail("%d io-wq workers after GETDENTS on tmpfs", workers);
-	if (!tmpfs && workers == 0)
-		return fail("no io-wq worker after GETDENTS on ext4: the count cannot see punted requests");
+	if (workers != 0)
+		return fail("%d io-wq workers after GETDENTS of a cached directory",
+			    workers);
+	/* IOSQE_ASYNC goes to io-wq: the count sees punted requests. */
+	sqe = get_sqe(&ring);
+	prep_getdents(sqe, dfd, buf, sizeof(buf), -1, 1);
+	sqe->flags |= IOSQE_ASYNC;
+	res = submit_one(&ring);
+	if (res < 0)
+		return fail("GETDENTS with IOSQE_ASYNC: %d", res);
+	if (count_iowq_workers() == 0)
+		return fail("no io-wq worker after GETDENTS with IOSQE_ASYNC: the count cannot see punted requests");
 	return 0;
 }
 
 static int test_inline_completion(void)
 {
-	struct statfs sfs;
+	static struct listing want;
+	struct timespec tick = { 0, 50 * 1000 * 1000 };
 	int dfd, pipefd[2], status;
 	ssize_t n;
 	pid_t pid;
 
-	if (make_dir("inline", 50, &dfd) || fstatfs(dfd, &sfs))
+	if (make_dir("inline", 50, &dfd))
+		return 1;
+	/*
+	 * Read it once a jiffy after its last change: the atime update that
+	 * read makes is the last one due (relatime), and its blocks are
+	 * cached.
+	 */
+	nanosleep(&tick, NULL);
+	if (reference(dfd, &want))
 		return 1;
 	if (pipe(pipefd))
 		return fail("pipe: %s", strerror(errno));
@@ -839,7 +995,7 @@ static int test_inline_completion(void)
 	if (pid < 0)
 		return fail("fork: %s", strerror(errno));
 	if (pid == 0) {
-		int ret = inline_child(dfd, sfs.f_type == TMPFS_MAGIC);
+		int ret = inline_child(dfd);
 
 		if (ret && write(pipefd[1], failure, strlen(failure)) < 0)
 			ret = 2;
@@ -916,6 +1072,8 @@ int main(void)
 		{ "efault", test_efault },
 		{ "changed_between_reads", test_changed_between_reads },
 		{ "inline_completion", test_inline_completion },
+		{ "access_events_once_per_read", test_access_events_once_per_read },
+		{ "d_off_width", test_d_off_width },
 	};
 	const char *tmp = getenv("TMPDIR");
 	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");

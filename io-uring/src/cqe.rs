@@ -52,27 +52,29 @@
 /// `IORING_CQE_F_DIR_EOF`: set in the flags of a GETDENTS completion when
 /// the read reached the end of the directory.
 ///
-/// Bit 2, the op-specific bit (`IORING_CQE_F_SOCK_NONEMPTY` on socket
-/// reads); it means this only on a GETDENTS completion. The kernel sets it
-/// on a read that returns 0, and on a read with records after which its
-/// own further iteration, into the rest of the buffer, found nothing.
+/// Bit 14, a bit of its own: the highest of the flag bits (0-15; the
+/// buffer ID takes 16-31) that no kernel uses for another flag (bits 0-5
+/// and 15 are taken today, generic flags are added from the bottom). The
+/// kernel sets it on a read that returns 0, and on a read with records
+/// after which its own further iteration, into the rest of the buffer,
+/// found nothing.
 ///
 /// ```
-/// assert_eq!(io_uring_getdents::cqe::DIR_EOF, 1 << 2);
+/// assert_eq!(io_uring_getdents::cqe::DIR_EOF, 1 << 14);
 /// ```
-pub const DIR_EOF: u32 = 1 << 2;
+pub const DIR_EOF: u32 = 1 << 14;
 
 /// Whether the flags of a GETDENTS completion say the directory is at its
 /// end: no further read is needed. `false` means "maybe more" (and is all a
-/// kernel without the flag ever says). Only meaningful for GETDENTS: on
-/// other operations the bit means something else.
+/// kernel without the flag ever says). Only meaningful for GETDENTS.
 ///
 /// ```
 /// use io_uring_getdents::cqe::{dir_eof, DIR_EOF};
 /// assert!(dir_eof(DIR_EOF));
 /// assert!(!dir_eof(0));
-/// // IORING_CQE_F_BUFFER and IORING_CQE_F_MORE are other bits.
-/// assert!(!dir_eof(1 | 1 << 1));
+/// // IORING_CQE_F_BUFFER, IORING_CQE_F_MORE and IORING_CQE_F_SOCK_NONEMPTY
+/// // (bit 2, which an earlier version of the kernel patch used) are other bits.
+/// assert!(!dir_eof(1 | 1 << 1 | 1 << 2));
 /// ```
 pub const fn dir_eof(flags: u32) -> bool {
     flags & DIR_EOF != 0

@@ -310,6 +310,13 @@ fn assert_eof_on_last_read_by(
     loop {
         let (res, flags) = read(offset, &mut buf);
         assert!(res >= 0, "GETDENTS from {offset} into {len} bytes: {res}");
+        // The flag has a bit of its own: no other bit (bit 2 is
+        // IORING_CQE_F_SOCK_NONEMPTY) is set on a GETDENTS completion.
+        assert_eq!(
+            flags & !cqe::DIR_EOF,
+            0,
+            "GETDENTS completion flags {flags:#x}: a bit other than DIR_EOF"
+        );
         if res == 0 {
             assert!(
                 cqe::dir_eof(flags),
