@@ -174,7 +174,8 @@ pub(crate) fn walk(
     };
     std::thread::scope(|scope| {
         let mut started = 0;
-        for _ in 0..shared.config.jobs {
+        // One per CPU at once; the rest of `-j` as work appears.
+        for _ in 0..shared.config.jobs.min(crate::threads::eager_workers()) {
             pool.running.fetch_add(1, Ordering::AcqRel);
             if spawn(&pool, scope) {
                 started += 1;
@@ -195,6 +196,21 @@ impl Pool<'_> {
     /// A worker counted in `running` could not start: fewer threads, then.
     fn not_started(&self) {
         self.queue.leave(&self.running);
+    }
+}
+
+impl<'env> Pool<'env> {
+    /// Starts one more walker if fewer than `max` are running.
+    fn grow_to<'scope>(&'env self, max: usize, scope: &'scope Scope<'scope, 'env>) {
+        let grown = self
+            .running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok();
+        if grown && !spawn(self, scope) {
+            self.not_started();
+        }
     }
 }
 
@@ -417,6 +433,7 @@ impl<'p> Walker<'p> {
                 self.start(work, scope);
             }
             self.fill();
+            self.grow_for_spare_work(scope);
             pool.queue.offer(&mut self.own);
             if self.in_flight == 0 {
                 if self.live > 0 || !self.own.is_empty() {
@@ -446,16 +463,19 @@ impl<'p> Walker<'p> {
     fn went_cold<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
         self.pool.cold.store(true, Ordering::Relaxed);
         self.catch_cold();
+        self.pool.grow_to(self.pool.shared.config.max_jobs, scope);
+    }
+
+    /// Starts one more of the walkers `-j` asked for when there is work
+    /// that no walker waits for. Walkers start as work appears, not all at
+    /// once, so that `-j 4096` on a small tree does not hold thousands of
+    /// idle threads and rings.
+    fn grow_for_spare_work<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
         let pool = self.pool;
-        let max = pool.shared.config.max_jobs;
-        let grown = pool
-            .running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_ok();
-        if grown && !spawn(pool, scope) {
-            pool.not_started();
+        let spare = self.own.len() > 1 || pool.queue.queued() > 0;
+        let jobs = pool.shared.config.jobs;
+        if spare && pool.queue.hungry() == 0 && pool.running.load(Ordering::Relaxed) < jobs {
+            pool.grow_to(jobs, scope);
         }
     }
 

@@ -288,7 +288,7 @@ impl Pool<'_> {
 
 /// Workers started with the walk: one per CPU, the best start on a warm
 /// cache (a larger `-j` starts the others as work appears).
-fn eager_workers() -> usize {
+pub(crate) fn eager_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
