@@ -341,9 +341,7 @@ fn unreadable_directory_is_reported_and_the_lines_go_on() {
         fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
     }
     fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o000)).unwrap();
-    let exe = env.root().join("traverse");
-    fs::copy(bin(), &exe).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = env.runnable_copy_of_bin();
     let (du_code, du_out, _) = run(as_unprivileged(
         Command::new("du").args(["-b", "-d", "1"]).arg(&t),
     ));

@@ -213,14 +213,6 @@ fn human_output_first_line_and_total() {
     );
 }
 
-/// A copy of the binary under test that the unprivileged user can surely run.
-fn exe_for_others(env: &TestEnv) -> PathBuf {
-    let exe = env.root().join("traverse");
-    fs::copy(bin(), &exe).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-    exe
-}
-
 /// `du -sb PATH` run as the unprivileged user: its output and the total it printed.
 fn du_sb_unprivileged(path: &Path) -> (Output, u64) {
     let out = as_unprivileged(Command::new("du").arg("-sb").arg(path))
@@ -259,7 +251,7 @@ fn unreadable_directory_is_reported_and_the_walk_goes_on() {
         fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
     }
     fs::set_permissions(t.join("secret"), fs::Permissions::from_mode(0o000)).unwrap();
-    let exe = exe_for_others(&env);
+    let exe = env.runnable_copy_of_bin();
     let (du_out, du_bytes) = du_sb_unprivileged(&t);
     assert_eq!(
         du_out.status.code(),
@@ -551,7 +543,7 @@ fn entries_that_cannot_be_stat_ed_are_errors_and_the_walk_goes_on() {
         fs::set_permissions(env.root().join(dir), fs::Permissions::from_mode(0o755)).unwrap();
     }
     fs::set_permissions(t.join("listable"), fs::Permissions::from_mode(0o444)).unwrap();
-    let exe = exe_for_others(&env);
+    let exe = env.runnable_copy_of_bin();
     let (du_out, du_bytes) = du_sb_unprivileged(&t);
     let du_stderr = String::from_utf8_lossy(&du_out.stderr);
     assert_eq!(du_out.status.code(), Some(1), "du fails too: {du_stderr}");

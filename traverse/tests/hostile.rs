@@ -224,9 +224,7 @@ fn no_thread_can_be_spawned() {
     }
     let env = TestEnv::new();
     env.open_to_all();
-    let exe = env.root().join("traverse");
-    fs::copy(bin(), &exe).unwrap();
-    fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let exe = env.runnable_copy_of_bin();
     for d in 0..10 {
         for f in 0..10 {
             env.file(&format!("t/d{d}/f{f}"), d * 10 + f);

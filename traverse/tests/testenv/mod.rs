@@ -86,6 +86,28 @@ impl TestEnv {
     pub fn open_to_all(&self) {
         fs::set_permissions(self.root(), fs::Permissions::from_mode(0o755)).unwrap();
     }
+
+    /// A copy of the binary under test in the tree, which another user can
+    /// surely run, once it can be run. While the copy is written, a child
+    /// that another test thread forks holds the written descriptor until
+    /// it execs, and running the copy then fails with ETXTBSY ("Text file
+    /// busy"); it waits for those children. No descriptor is open for
+    /// writing once a run succeeded, and none can be again.
+    pub fn runnable_copy_of_bin(&self) -> PathBuf {
+        let exe = self.root().join("traverse");
+        fs::copy(bin(), &exe).unwrap();
+        fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match Command::new(&exe).arg("--version").output() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("{}: {e}", exe.display()),
+                Ok(_) => return exe,
+            }
+        }
+    }
 }
 
 /// The binary under test: cargo's build, or the program named by
