@@ -345,13 +345,14 @@ impl WalkBuilder {
             dirs_seen: Mutex::default(),
             mount_names: Mutex::default(),
             progress: Arc::new(Progress::default()),
+            spares: Arc::default(),
         }
     }
 }
 
 /// The number of CPUs: the threads engine's best start on a warm cache.
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::sys::cpus()
 }
 
 /// Threads per CPU the threads engine may grow to on a cold cache (on 2

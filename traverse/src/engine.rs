@@ -19,6 +19,7 @@ use crate::file_totals::FileTotals;
 use crate::filter::FilterEntry;
 use crate::links::MountNames;
 use crate::node::{push_name, DirNode, FdBudget};
+use crate::spare::Spares;
 use crate::sys::Stat;
 use crate::totals::Progress;
 use crate::totals::{Accumulator, InodeKey, Totals};
@@ -49,6 +50,8 @@ pub(crate) struct Shared {
     pub counted_before: Option<Arc<DirSet>>,
     /// The mount points' names, read once for a series of roots.
     pub mount_names: Arc<MountNames>,
+    /// Buffers and rings kept from one root to the next.
+    pub spares: Arc<Spares>,
 }
 
 /// Directories by (device, inode).

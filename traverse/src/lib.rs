@@ -56,6 +56,7 @@ mod links;
 mod ncdu_tree;
 mod node;
 mod queue;
+mod spare;
 #[cfg(feature = "reference-engines")]
 mod stdfs;
 mod sys;

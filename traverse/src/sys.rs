@@ -4,6 +4,7 @@ use std::ffi::CStr;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::OnceLock;
 
 use io_uring_getdents::syscall;
 
@@ -156,6 +157,14 @@ pub(crate) fn one_malloc_arena_under_address_limit() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
+}
+
+/// The CPUs this process may run on, asked once: std reads the cgroup's
+/// CPU quota from /proc and /sys on every call (a dozen system calls,
+/// most of the cost of walking a small PATH among thousands).
+pub(crate) fn cpus() -> usize {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// How many times the calling thread has blocked (voluntary context

@@ -35,7 +35,7 @@ pub(crate) fn walk(
     // call runs on the blocking pool, which grows with the `jobs` tasks),
     // so one per CPU at most: `-j 4096` asked for 4 096 of them, and
     // tokio panics when the system refuses one.
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = crate::sys::cpus();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(shared.config.jobs.min(cpus))
         .build()

@@ -33,7 +33,7 @@ use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::Scope;
+use std::thread::{Scope, ThreadId};
 use std::time::{Duration, Instant};
 
 use io_uring_getdents::cqe;
@@ -124,6 +124,46 @@ pub(crate) fn available() -> Result<(), String> {
     io_uring_getdents::detect::io_uring_usable().map_err(|why| why.to_string())
 }
 
+/// A walker's ring and statx buffers, kept for the next root
+/// ([`Spares`](crate::spare::Spares)). Only for the thread that created
+/// the ring (it is the ring's single issuer), and only once nothing of it
+/// is in flight.
+#[derive(Default)]
+pub(crate) struct SpareRing(Mutex<Option<Kept>>);
+
+/// What [`SpareRing`] keeps.
+struct Kept {
+    thread: ThreadId,
+    ring: IoUring,
+    bufs: Box<[StatxBuf]>,
+}
+
+impl SpareRing {
+    /// The ring this thread left, if any.
+    fn take(&self) -> Option<Kept> {
+        let mut spare = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match spare.take() {
+            Some(kept) if kept.thread == std::thread::current().id() => Some(kept),
+            other => {
+                *spare = other;
+                None
+            }
+        }
+    }
+
+    /// Keeps this thread's idle ring for the next walk.
+    fn keep(&self, ring: IoUring, bufs: Box<[StatxBuf]>) {
+        let thread = std::thread::current().id();
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Kept { thread, ring, bufs });
+    }
+}
+
+impl std::fmt::Debug for SpareRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SpareRing")
+    }
+}
+
 /// The workers and what they share.
 struct Pool<'a> {
     shared: &'a Shared,
@@ -141,6 +181,8 @@ struct Pool<'a> {
     dirs_per_worker: usize,
     /// Set once a read blocked on the disk.
     cold: AtomicBool,
+    /// The thread that called the walk: its ring is kept for the next.
+    caller: ThreadId,
 }
 
 /// Walks below `root` (already counted) with `shared.config.jobs` worker
@@ -171,24 +213,13 @@ pub(crate) fn walk(
         getdents: io_uring_getdents::detect::cached().opcode(),
         dirs_per_worker: 1 + extra / max,
         cold: AtomicBool::new(false),
+        caller: std::thread::current().id(),
     };
-    std::thread::scope(|scope| {
-        let mut started = 0;
-        // One per CPU at once; the rest of `-j` as work appears.
-        for _ in 0..shared.config.jobs.min(crate::threads::eager_workers()) {
-            pool.running.fetch_add(1, Ordering::AcqRel);
-            if spawn(&pool, scope) {
-                started += 1;
-            } else {
-                pool.not_started();
-            }
-        }
-        if started == 0 {
-            // Not even one thread: walk on this one.
-            pool.running.store(1, Ordering::Release);
-            run(&pool, scope);
-        }
-    });
+    // The calling thread walks; more walkers start as work appears that
+    // nobody waits for, so a small PATH among thousands starts no thread
+    // (and no ring on a thread of its own).
+    pool.running.store(1, Ordering::Release);
+    std::thread::scope(|scope| run(&pool, scope));
     pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -378,17 +409,27 @@ fn set_iowq(ring: &IoUring, n: u32) {
 
 impl<'p> Walker<'p> {
     fn new(pool: &'p Pool<'p>) -> Walker<'p> {
-        Walker {
-            pool,
-            worker: Worker::new(pool.shared, pool.visitors.build()),
-            ring: new_ring().ok(),
-            in_flight: 0,
+        let (ring, bufs) = match pool.shared.spares.ring.take() {
+            Some(Kept { ring, bufs, .. }) => {
+                set_iowq(&ring, IOWQ_WARM);
+                (Some(ring), bufs)
+            }
             // Zeroed, not left uninitialised: valgrind does not see the
             // kernel's writes through io_uring, and would flag every read
             // of a result as uninitialised.
-            bufs: (0..QUEUE)
-                .map(|_| UnsafeCell::new(MaybeUninit::zeroed()))
-                .collect(),
+            None => (
+                new_ring().ok(),
+                (0..QUEUE)
+                    .map(|_| UnsafeCell::new(MaybeUninit::zeroed()))
+                    .collect(),
+            ),
+        };
+        Walker {
+            pool,
+            worker: Worker::new(pool.shared, pool.visitors.build()),
+            ring,
+            in_flight: 0,
+            bufs,
             slots: vec![(0, 0); QUEUE],
             free: (0..QUEUE).rev().collect(),
             active: Vec::new(),
@@ -679,7 +720,8 @@ impl<'p> Walker<'p> {
         ents: &mut Vec<Ent>,
     ) -> io::Result<bool> {
         if self.read_buf.is_empty() {
-            self.read_buf = vec![0; READ_BUF];
+            self.read_buf = (self.pool.shared.spares.buffer(READ_BUF, READ_BUF))
+                .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
         }
         while !self.pool.shared.interrupted() {
             if window_full(ents.len(), names.len()) {
@@ -1227,6 +1269,15 @@ impl<'p> Walker<'p> {
 impl Drop for Walker<'_> {
     fn drop(&mut self) {
         self.drain();
+        let spares = &self.pool.shared.spares;
+        if self.in_flight == 0 && std::thread::current().id() == self.pool.caller {
+            if let Some(ring) = self.ring.take() {
+                spares.ring.keep(ring, std::mem::take(&mut self.bufs));
+            }
+        }
+        if !self.read_buf.is_empty() {
+            spares.give_back(std::mem::take(&mut self.read_buf));
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use crate::engine::{self, DirSet, Shared};
 use crate::error::{Error, Op};
 use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
+use crate::spare::Spares;
 use crate::sys;
 use crate::totals::{Accumulator, InodeKey, Progress, Totals};
 use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
@@ -58,6 +59,8 @@ pub struct Walk {
     /// Read once for the runs from one [`run`](Walk::run) to the next.
     pub(crate) mount_names: Mutex<Arc<MountNames>>,
     pub(crate) progress: Arc<Progress>,
+    /// Buffers and rings kept from one root to the next.
+    pub(crate) spares: Arc<Spares>,
 }
 
 impl Walk {
@@ -354,6 +357,7 @@ impl Walk {
                 mount_names: Arc::clone(
                     &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
                 ),
+                spares: Arc::clone(&self.spares),
             });
             let root = DirNode::root(croot, fd, st.id(), tally);
             if shared.reads(0) {

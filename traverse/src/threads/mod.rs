@@ -109,16 +109,11 @@ pub(crate) fn walk(
     sys::one_malloc_arena_under_address_limit();
     // The calling thread's worker gets its buffer first: if memory is so
     // short that even it cannot, nothing can be walked.
-    match Reader::new() {
-        Ok(reader) => std::thread::scope(|scope| {
-            // One per CPU at once; the rest of `-j` as work appears.
-            for _ in 1..shared.config.jobs.min(eager_workers()) {
-                if !pool.grow() || !start_worker(&pool, scope) {
-                    break;
-                }
-            }
-            run_worker(&pool, scope, reader);
-        }),
+    match Reader::new(&shared.spares) {
+        // Workers start as work appears that nobody waits for: a small
+        // PATH among thousands starts none (the calling thread walks it),
+        // and `-j 4096` on a small tree holds no idle threads and buffers.
+        Ok(reader) => std::thread::scope(|scope| run_worker(&pool, scope, reader)),
         Err(why) => pool.fail(why),
     }
     let mut total = pool.total.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -142,7 +137,10 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
     // the walk's own allocations need, and a failed allocation aborts
     // the process.
     let room = Vec::<u8>::new().try_reserve_exact(WORKER_ROOM).is_ok();
-    let Some(reader) = room.then(Reader::new).and_then(Result::ok) else {
+    let Some(reader) = room
+        .then(|| Reader::new(&pool.shared.spares))
+        .and_then(Result::ok)
+    else {
         pool.cannot_grow();
         return false;
     };
@@ -195,6 +193,12 @@ fn work<'scope, 'env>(
     // pool may grow, and then once per slow unit: a fast warm walk
     // makes no getrusage call.
     let mut switches: Option<u64> = None;
+    // Work nobody waits for: one more of the workers `-j` asked for.
+    let grow = || {
+        if pool.queue.hungry() == 0 && pool.grow_to(shared.config.jobs) {
+            start_worker(pool, scope);
+        }
+    };
     loop {
         let work = match own.pop() {
             Some(work) if !shared.interrupted() && !pool.queue.aborted() => work,
@@ -212,8 +216,8 @@ fn work<'scope, 'env>(
         }
         let started = switches.map(|_| Instant::now());
         let entries = match work {
-            Work::Dir(dir, dev) => reader.read(&mut worker, pool, &dir, Counted::Yes(dev)),
-            Work::Subdir(dir) => reader.read(&mut worker, pool, &dir, Counted::No),
+            Work::Dir(dir, dev) => reader.read(&mut worker, pool, &dir, Counted::Yes(dev), &grow),
+            Work::Subdir(dir) => reader.read(&mut worker, pool, &dir, Counted::No, &grow),
             Work::Stat(batch, range) => reader.stat_chunk(&mut worker, pool, &batch, range),
         };
         // Slow and blocked (not merely preempted by a busy machine):
@@ -229,15 +233,12 @@ fn work<'scope, 'env>(
             }
         }
         own.append(&mut reader.children);
-        // Work nobody waits for: one more of the workers `-j` asked for.
-        // Started as work appears, not all at once, so that `-j 4096` on a
-        // small tree does not hold thousands of idle threads and buffers.
-        let spare = own.len() > 1 || pool.queue.queued() > 0;
-        if spare && pool.queue.hungry() == 0 && pool.grow_to(shared.config.jobs) {
-            start_worker(pool, scope);
+        if own.len() > 1 || pool.queue.queued() > 0 {
+            grow();
         }
         pool.queue.offer(&mut own);
     }
+    shared.spares.give_back(reader.into_buf());
     let acc = worker.into_accumulator();
     pool.total
         .lock()
@@ -284,12 +285,6 @@ impl Pool<'_> {
                 })
                 .is_ok()
     }
-}
-
-/// Workers started with the walk: one per CPU, the best start on a warm
-/// cache (a larger `-j` starts the others as work appears).
-pub(crate) fn eager_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A unit of work.

@@ -15,6 +15,7 @@ use crate::engine::{window_full, Shared, Worker, WINDOW_ENTRIES};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
+use crate::spare::Spares;
 use crate::sys;
 
 use super::entry::{stat_entries, Listing};
@@ -131,13 +132,10 @@ pub(super) struct Reader {
 impl Reader {
     /// A reader with a [`BUF_LEN`] buffer, or a smaller one when memory is
     /// short (`ulimit -v`): more `getdents64` calls, the same result.
-    pub(super) fn new() -> Result<Reader, String> {
-        let mut buf = Vec::new();
-        if buf.try_reserve_exact(BUF_LEN).is_err() && buf.try_reserve_exact(SMALL_BUF_LEN).is_err()
-        {
+    pub(super) fn new(spares: &Spares) -> Result<Reader, String> {
+        let Some(buf) = spares.buffer(BUF_LEN, SMALL_BUF_LEN) else {
             return Err("cannot allocate a buffer to read directories".to_owned());
-        }
-        buf.resize(buf.capacity().min(BUF_LEN), 0);
+        };
         Ok(Reader {
             buf,
             cursor: Cursor::default(),
@@ -148,16 +146,23 @@ impl Reader {
         })
     }
 
+    /// Its buffer, for the next walk.
+    pub(super) fn into_buf(self) -> Vec<u8> {
+        self.buf
+    }
+
     /// Reads `dir` and stats its entries (the first chunk of them when
     /// there are many: the others go to the shared stack, on a warm cache
     /// while it reads on), after counting `dir` itself when it was not
-    /// stat'ed yet; returns how many entries it stat'ed.
+    /// stat'ed yet; returns how many entries it stat'ed. `grow` is called
+    /// when chunks go to the shared stack: one more worker may be due.
     pub(super) fn read(
         &mut self,
         worker: &mut Worker<'_>,
         pool: &Pool<'_>,
         dir: &Arc<DirNode>,
         counted: Counted,
+        grow: &dyn Fn(),
     ) -> usize {
         let shared = pool.shared;
         worker.enter(dir);
@@ -187,13 +192,13 @@ impl Reader {
             };
             progress.read += n;
             if may_split {
-                self.stream(worker, pool, &listing, &mut progress);
+                self.stream(worker, pool, &listing, &mut progress, grow);
             }
             if window_full(self.ents.len() - progress.first, self.names.len()) {
                 self.flush(worker, shared, &listing, &mut progress);
             }
         }
-        self.finish(worker, pool, listing, may_split, progress)
+        self.finish(worker, pool, listing, may_split, progress, grow)
     }
 
     /// Opens `dir`, and counts it if it was not counted yet: its
@@ -294,6 +299,7 @@ impl Reader {
         pool: &Pool<'_>,
         listing: &Open<'_, '_>,
         progress: &mut Progress,
+        grow: &dyn Fn(),
     ) {
         let shared = pool.shared;
         if progress.order == Order::Inode || self.ents.len() - progress.first < STREAM_AT {
@@ -325,6 +331,7 @@ impl Reader {
             });
             let batch = self.batch(listing, left);
             share_chunks(pool, &batch, progress.first);
+            grow();
             progress.first = 0;
         }
     }
@@ -358,6 +365,7 @@ impl Reader {
         listing: Open<'_, '_>,
         may_split: bool,
         mut progress: Progress,
+        grow: &dyn Fn(),
     ) -> usize {
         let shared = pool.shared;
         let len = self.ents.len();
@@ -382,6 +390,7 @@ impl Reader {
         let batch = self.batch(&listing, &left);
         let own = first..(first + CHUNK).min(len);
         share_chunks(pool, &batch, own.end);
+        grow();
         worker.leave(shared);
         // What this unit stat'ed: the probe and its chunk (the slow-unit
         // rule compares its time with that).
