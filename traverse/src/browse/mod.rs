@@ -270,7 +270,7 @@ fn on_key(
         KeyCode::Down | KeyCode::Char('j') => model.down(1),
         KeyCode::PageDown => model.down(20),
         KeyCode::PageUp => (0..20).for_each(|_| model.up()),
-        KeyCode::Home => model.selected = 0,
+        KeyCode::Home => model.top(),
         KeyCode::End => model.down(usize::MAX),
         KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => model.enter(),
         KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => model.leave(),

@@ -46,6 +46,11 @@ pub struct Model {
     cwd: Vec<usize>,
     pub rows: Vec<Row>,
     pub selected: usize,
+    /// Whether the person chose the selected row (moved to it, or came
+    /// back from it). Until then the selection stays on the first row
+    /// while rows arrive and re-sort during the scan, so what is selected
+    /// does not depend on which directory the walk finished first.
+    chosen: bool,
     pub sort: Sort,
     pub disk_usage: bool,
     /// A line for the person: an error, a refusal, what was deleted.
@@ -67,6 +72,7 @@ impl Model {
             cwd: Vec::new(),
             rows: Vec::new(),
             selected: 0,
+            chosen: false,
             sort: Sort::Size,
             disk_usage,
             message: None,
@@ -155,9 +161,12 @@ impl Model {
         self.size(t)
     }
 
-    /// Rebuilds the rows of the directory shown, keeping the selected name.
+    /// Rebuilds the rows of the directory shown, keeping the selected name
+    /// if the person chose it, else the first row.
     pub fn refresh(&mut self) {
-        let keep = self.rows.get(self.selected).map(|r| r.name.clone());
+        let keep = (self.rows.get(self.selected))
+            .filter(|_| self.chosen)
+            .map(|r| r.name.clone());
         let dir = self.dir();
         let mut rows: Vec<Row> = dir
             .dirs()
@@ -206,10 +215,18 @@ impl Model {
     }
 
     pub fn up(&mut self) {
+        self.chosen = true;
         self.selected = self.selected.saturating_sub(1);
     }
 
+    /// The first row, which stays selected until the person moves.
+    pub fn top(&mut self) {
+        self.chosen = false;
+        self.selected = 0;
+    }
+
     pub fn down(&mut self, by: usize) {
+        self.chosen = true;
         self.selected = self
             .selected
             .saturating_add(by)
@@ -221,6 +238,7 @@ impl Model {
         if let Some(i) = self.rows.get(self.selected).and_then(|r| r.dir) {
             self.cwd.push(i);
             self.rows.clear();
+            self.chosen = false;
             self.refresh();
         }
     }
@@ -232,6 +250,7 @@ impl Model {
             self.refresh();
             if let Some(at) = self.rows.iter().position(|r| r.dir == Some(left)) {
                 self.selected = at;
+                self.chosen = true;
             }
         }
     }
