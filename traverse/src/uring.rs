@@ -42,7 +42,7 @@ use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{window_full, Shared, Worker};
+use crate::engine::{window_full, Shared, Worker, WINDOW_ENTRIES};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
@@ -998,7 +998,12 @@ impl<'p> Walker<'p> {
         };
         // A large directory: while another worker waits, the rest goes to
         // it in chunks (in order, so workers read neighbouring inodes).
-        if *end - *next > 2 * CHUNK && !shared.config.list && pool.queue.hungry() > 0 {
+        // Past a window of chunks shared and not done, this worker stats
+        // its window itself before it reads on: a directory read faster
+        // than it is stat'ed (one that never ends) then keeps about two
+        // windows in memory, not one more per read.
+        let backlog = batch.left.load(Ordering::Acquire) * CHUNK >= WINDOW_ENTRIES;
+        if *end - *next > 2 * CHUNK && !shared.config.list && pool.queue.hungry() > 0 && !backlog {
             let own_end = *next + CHUNK;
             let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
             batch.left.fetch_add(starts.len(), Ordering::AcqRel);
