@@ -9,6 +9,7 @@ use std::sync::Arc;
 use globset::GlobSet;
 
 use crate::filter::EntryFilter;
+use crate::sys::{STATX_LS_MASK, STATX_MASK};
 
 /// How directories are read and entries stat'ed.
 ///
@@ -153,5 +154,19 @@ impl Config {
     /// A listing without metadata: entries are counted by type, no sizes.
     pub fn counts_types_only(&self) -> bool {
         self.list && !self.list_metadata
+    }
+
+    /// The fields every `statx` of the walk asks for, whichever engine
+    /// makes it: what the totals use, and in a listing with metadata what
+    /// [`Metadata`](crate::Metadata) hands out too (owner, permissions,
+    /// times). Only then: on NFS, asking for times makes the client write
+    /// back a file's pending writes first and may make it ask the server
+    /// again, which a walk that counts sizes does not need.
+    pub fn statx_mask(&self) -> u32 {
+        if self.list && self.list_metadata {
+            STATX_MASK | STATX_LS_MASK
+        } else {
+            STATX_MASK
+        }
     }
 }

@@ -59,6 +59,11 @@ pub(crate) struct Cursor {
     last: Option<(Arc<DirNode>, Arc<OwnedFd>)>,
 }
 
+/// Why [`DirNode::open_or_stat`] failed, with the stat of the name when
+/// it made one: boxed, as it comes with a failed open only and would make
+/// every result large.
+pub(crate) type OpenFailed = (io::Error, Option<io::Result<Box<Stat>>>);
+
 impl DirNode {
     /// The root of a walk: `path`, already opened as `fd` (with
     /// `O_NOFOLLOW | O_DIRECTORY`), whose stat gave `id`; with `tally`
@@ -181,19 +186,23 @@ impl DirNode {
     /// name before: when the open fails, the name is stat'ed in the parent
     /// (as `du` would have, to count its size) and that result comes with
     /// the error. No stat for the root, or when the parent cannot be
-    /// reopened.
+    /// reopened. Such a walk counts sizes and lists nothing (see
+    /// [`Shared::defers_dirs`](crate::engine::Shared::defers_dirs)), so the
+    /// stat asks for what the totals use only.
     pub fn open_or_stat(
         self: &Arc<Self>,
         opener: Opener,
         budget: &FdBudget,
         cursor: &mut Cursor,
-    ) -> Result<Arc<OwnedFd>, (io::Error, Option<io::Result<Stat>>)> {
+    ) -> Result<Arc<OwnedFd>, OpenFailed> {
         let result = match &self.parent {
             None => self.reopen_root(opener).map_err(|cause| (cause, None)),
             Some(parent) => {
                 let result = match parent.descriptor(opener, cursor) {
-                    Ok(pfd) => opener(Some(pfd.as_fd()), &self.name)
-                        .map_err(|cause| (cause, Some(sys::statx(Some(pfd.as_fd()), &self.name)))),
+                    Ok(pfd) => opener(Some(pfd.as_fd()), &self.name).map_err(|cause| {
+                        let st = sys::statx(Some(pfd.as_fd()), &self.name, sys::STATX_MASK);
+                        (cause, Some(st.map(Box::new)))
+                    }),
                     Err(cause) => Err((cause, None)),
                 };
                 parent.release(budget);
@@ -344,7 +353,7 @@ impl DirNode {
             cur = cur.parent.as_deref()?;
             let want = *cur.id.get()?;
             let up = opener(Some(fd.as_fd()), c"..").ok()?;
-            let got = sys::fstatx(up.as_fd()).ok()?;
+            let got = sys::fstatx(up.as_fd(), sys::STATX_MASK).ok()?;
             if got.id() != want {
                 return None;
             }
@@ -505,7 +514,7 @@ mod tests {
     /// `path`'s stat, as a walk makes it before queueing a subdirectory.
     fn stat_of(path: &Path) -> Stat {
         let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-        sys::statx(None, &c).unwrap()
+        sys::statx(None, &c, sys::STATX_MASK).unwrap()
     }
 
     /// `a/b/c/d/e/f` below a temporary directory, with the nodes of each level
@@ -526,7 +535,7 @@ mod tests {
 
     /// Whether `fd` is the directory at `path`.
     fn is(fd: &OwnedFd, path: &Path) -> bool {
-        sys::fstatx(fd.as_fd()).unwrap().id() == id_of(path)
+        sys::fstatx(fd.as_fd(), sys::STATX_MASK).unwrap().id() == id_of(path)
     }
 
     #[test]

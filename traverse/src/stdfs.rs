@@ -83,7 +83,7 @@ pub(crate) fn stat_entry(
     meta: impl FnOnce() -> io::Result<Metadata>,
 ) -> io::Result<Stat> {
     if stat_by_statx(shared, d_type) {
-        crate::sys::statx(Some(dir), &c_name(name))
+        crate::sys::statx(Some(dir), &c_name(name), shared.config.statx_mask())
     } else {
         meta().map(|m| Stat::from_metadata(&m))
     }

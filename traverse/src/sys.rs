@@ -5,6 +5,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
 
 use io_uring_getdents::syscall;
 
@@ -24,6 +25,57 @@ pub(crate) struct Stat {
     /// the call told: only a mount root can repeat an ancestor (a bind
     /// mount), so the others skip the loop check.
     pub mount_root: Option<bool>,
+    // Owner, group and times: what a listing with metadata hands out
+    // (asked for with `STATX_LS_MASK`); the totals never read them.
+    pub uid: u32,
+    pub gid: u32,
+    pub atime: Time,
+    pub mtime: Time,
+    pub ctime: Time,
+}
+
+/// A time as `statx` gives it: seconds since the epoch (negative before
+/// it) and nanoseconds added to them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Time {
+    pub sec: i64,
+    pub nsec: u32,
+}
+
+impl Time {
+    /// A time from `std`'s `MetadataExt` fields (`mtime`, `mtime_nsec`);
+    /// the nanoseconds are below a second (`st_mtim` is a `timespec`).
+    #[cfg(feature = "reference-engines")]
+    fn from_ext(sec: i64, nsec: i64) -> Time {
+        Time {
+            sec,
+            nsec: u32::try_from(nsec).unwrap_or(0),
+        }
+    }
+
+    fn from_statx(ts: &libc::statx_timestamp) -> Time {
+        Time {
+            sec: ts.tv_sec,
+            nsec: ts.tv_nsec,
+        }
+    }
+
+    /// The same instant as a `SystemTime`: -1 s and 500 000 000 ns is half
+    /// a second before the epoch, as `std::fs::Metadata::modified` reads
+    /// it. Nanoseconds past a second (which no kernel gives) count as the
+    /// last nanosecond of it, so that no `i64` of seconds can overflow.
+    pub fn system_time(self) -> SystemTime {
+        let secs = Duration::from_secs(self.sec.unsigned_abs());
+        let nanos = Duration::from_nanos(u64::from(self.nsec.min(999_999_999)));
+        let whole = if self.sec < 0 {
+            SystemTime::UNIX_EPOCH.checked_sub(secs)
+        } else {
+            SystemTime::UNIX_EPOCH.checked_add(secs)
+        };
+        whole
+            .and_then(|t| t.checked_add(nanos))
+            .expect("a SystemTime on Linux holds any i64 of seconds and a nanosecond part")
+    }
 }
 
 impl Stat {
@@ -63,6 +115,11 @@ impl Stat {
             blocks: meta.blocks(),
             mnt_id: None,
             mount_root: None,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            atime: Time::from_ext(meta.atime(), meta.atime_nsec()),
+            mtime: Time::from_ext(meta.mtime(), meta.mtime_nsec()),
+            ctime: Time::from_ext(meta.ctime(), meta.ctime_nsec()),
         }
     }
 
@@ -78,6 +135,11 @@ impl Stat {
             mnt_id: (stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id),
             mount_root: (stx.stx_attributes_mask & MOUNT_ROOT != 0)
                 .then_some(stx.stx_attributes & MOUNT_ROOT != 0),
+            uid: stx.stx_uid,
+            gid: stx.stx_gid,
+            atime: Time::from_statx(&stx.stx_atime),
+            mtime: Time::from_statx(&stx.stx_mtime),
+            ctime: Time::from_statx(&stx.stx_ctime),
         }
     }
 }
@@ -86,7 +148,8 @@ impl Stat {
 const MOUNT_ROOT: u64 = libc::STATX_ATTR_MOUNT_ROOT as u64;
 
 /// The fields of `statx` the totals use, and the mount id for `-x`
-/// (Linux 5.8; older kernels leave it out of `stx_mask`).
+/// (Linux 5.8; older kernels leave it out of `stx_mask`). Kept to these
+/// in walks that count sizes: see [`STATX_LS_MASK`].
 pub(crate) const STATX_MASK: u32 = libc::STATX_TYPE
     | libc::STATX_NLINK
     | libc::STATX_INO
@@ -94,20 +157,31 @@ pub(crate) const STATX_MASK: u32 = libc::STATX_TYPE
     | libc::STATX_BLOCKS
     | libc::STATX_MNT_ID;
 
+/// The further fields a listing with metadata hands out (what `ls -l`
+/// shows): asked for in those walks only, see
+/// [`Config::statx_mask`](crate::config::Config::statx_mask).
+pub(crate) const STATX_LS_MASK: u32 = libc::STATX_MODE
+    | libc::STATX_UID
+    | libc::STATX_GID
+    | libc::STATX_ATIME
+    | libc::STATX_MTIME
+    | libc::STATX_CTIME;
+
 /// Never follow the last component; never trigger an automount (du does
 /// not either).
 pub(crate) const STATX_FLAGS: i32 = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
 
 /// `statx` of `name` relative to `dir` (or the working directory when
-/// `dir` is `None`), without following a symlink.
-pub(crate) fn statx(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<Stat> {
-    syscall::statx(dir, name, STATX_FLAGS, STATX_MASK).map(|stx| Stat::from_statx(&stx))
+/// `dir` is `None`), without following a symlink, asking for the fields
+/// of `mask` (the walk's [`Config::statx_mask`](crate::config::Config::statx_mask)).
+pub(crate) fn statx(dir: Option<BorrowedFd<'_>>, name: &CStr, mask: u32) -> io::Result<Stat> {
+    syscall::statx(dir, name, STATX_FLAGS, mask).map(|stx| Stat::from_statx(&stx))
 }
 
 /// `statx` of the open file `fd` itself (`AT_EMPTY_PATH`): no name to
 /// copy in or look up, so cheaper than a `statx` of the name.
-pub(crate) fn fstatx(fd: BorrowedFd<'_>) -> io::Result<Stat> {
-    syscall::statx(Some(fd), c"", STATX_FLAGS | libc::AT_EMPTY_PATH, STATX_MASK)
+pub(crate) fn fstatx(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Stat> {
+    syscall::statx(Some(fd), c"", STATX_FLAGS | libc::AT_EMPTY_PATH, mask)
         .map(|stx| Stat::from_statx(&stx))
 }
 

@@ -163,6 +163,7 @@ async fn read_dir(
         if shared.inode_order(entries.len()) {
             entries.sort_unstable_by_key(|(e, _)| e.ino());
         }
+        let mask = shared.config.statx_mask();
         for (entry, name) in entries.drain(..) {
             // Every entry: one stat may take a long round trip.
             if shared.interrupted() {
@@ -175,7 +176,7 @@ async fn read_dir(
             let st = if shared.needs_stat(d_type) {
                 let stat = if stat_by_statx(&shared, d_type) {
                     let (fd, cname) = (Arc::clone(&fd), c_name(&name));
-                    tokio::task::spawn_blocking(move || sys::statx(Some(fd.as_fd()), &cname))
+                    tokio::task::spawn_blocking(move || sys::statx(Some(fd.as_fd()), &cname, mask))
                         .await
                         .unwrap_or_else(|e| Err(io::Error::other(e)))
                 } else {

@@ -183,6 +183,11 @@ mod tests {
             blocks,
             mnt_id: None,
             mount_root: None,
+            uid: 0,
+            gid: 0,
+            atime: crate::sys::Time::default(),
+            mtime: crate::sys::Time::default(),
+            ctime: crate::sys::Time::default(),
         }
     }
 

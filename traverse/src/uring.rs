@@ -47,7 +47,7 @@ use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
 use crate::queue::Queue;
-use crate::sys::{self, Stat, STATX_FLAGS, STATX_MASK};
+use crate::sys::{self, Stat, STATX_FLAGS};
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
 
@@ -619,7 +619,7 @@ impl<'p> Walker<'p> {
             None => {
                 self.unfocus();
                 self.worker.enter(&dir);
-                let dev = match sys::fstatx(fd.as_fd()) {
+                let dev = match sys::fstatx(fd.as_fd(), shared.config.statx_mask()) {
                     Ok(st) => {
                         if !self.worker.opened_dir(shared, &st) {
                             self.worker.leave(shared);
@@ -1022,6 +1022,7 @@ impl<'p> Walker<'p> {
         // With -x the device must be known before descending; a listing
         // stats no directory anyway.
         let defer_dirs = shared.defers_dirs(&batch.dir);
+        let mask = shared.config.statx_mask();
         while i < end {
             if self.ring.is_some() && self.free.is_empty() {
                 break;
@@ -1066,7 +1067,7 @@ impl<'p> Walker<'p> {
                 continue;
             }
             if self.ring.is_none() {
-                let result = sys::statx(Some(batch.fd.as_fd()), cname);
+                let result = sys::statx(Some(batch.fd.as_fd()), cname, mask);
                 self.stat_done(ai, &batch, i - 1, result);
                 continue;
             }
@@ -1078,7 +1079,7 @@ impl<'p> Walker<'p> {
                 self.bufs[slot].get().cast::<types::statx>(),
             )
             .flags(STATX_FLAGS)
-            .mask(STATX_MASK)
+            .mask(mask)
             .build()
             .user_data(slot as u64);
             self.active[ai].as_mut().expect("live").pending += 1;
@@ -1221,7 +1222,11 @@ impl<'p> Walker<'p> {
                 let Phase::Stating { batch, .. } = &active.phase else {
                     unreachable!("stats complete in the stat phase")
                 };
-                sys::statx(Some(batch.fd.as_fd()), batch.ents[i].name(&batch.names))
+                sys::statx(
+                    Some(batch.fd.as_fd()),
+                    batch.ents[i].name(&batch.names),
+                    self.pool.shared.config.statx_mask(),
+                )
             } else if res < 0 {
                 Err(io::Error::from_raw_os_error(-res))
             } else {

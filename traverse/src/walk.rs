@@ -276,7 +276,7 @@ impl Walk {
         // of PATH (or of a directory above it) during the walk cannot lead
         // the walk into another tree.
         let (opened, st) = match sys::open_dir(None, &croot) {
-            Ok(fd) => match sys::fstatx(fd.as_fd()) {
+            Ok(fd) => match sys::fstatx(fd.as_fd(), self.config.statx_mask()) {
                 Ok(st) => (Ok(fd), st),
                 Err(cause) => {
                     visitor.error(Error::new(root, Op::Stat, cause));
@@ -286,7 +286,7 @@ impl Walk {
             },
             // Why: a stat by name tells a missing PATH, a file or a
             // symlink from a directory that cannot be opened.
-            Err(cause) => match sys::statx(None, &croot) {
+            Err(cause) => match sys::statx(None, &croot, self.config.statx_mask()) {
                 Ok(st) => (Err(cause), st),
                 Err(cause) => {
                     visitor.error(Error::new(root, Op::Stat, cause));

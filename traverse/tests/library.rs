@@ -453,3 +453,126 @@ fn listed_entries_carry_their_metadata() {
     });
     assert_eq!((metas, summary.totals.bytes), (0, 0));
 }
+
+/// A time as `lstat` gives it: seconds since the epoch (negative before
+/// it) and the nanoseconds added to them, worked out from the
+/// `SystemTime` alone.
+fn sec_nsec(time: std::time::SystemTime) -> (i64, i64) {
+    let (after, since) = match time.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => (true, d),
+        Err(e) => (false, e.duration()),
+    };
+    let (sec, nsec) = (since.as_secs() as i64, i64::from(since.subsec_nanos()));
+    match (after, nsec) {
+        (true, _) => (sec, nsec),
+        (false, 0) => (-sec, 0),
+        (false, _) => (-sec - 1, 1_000_000_000 - nsec),
+    }
+}
+
+/// With `list_metadata`, every engine hands out for every listed entry
+/// (the root, directories, a symlink, files with times set after and
+/// before the epoch) what `ls -l` shows: owner, group, mode, times to the
+/// nanosecond, size, links and inode, as `lstat` gives them, with `-x` too
+/// (where the `std` and `tokio` engines stat directories with `statx`).
+#[test]
+fn listed_metadata_holds_what_ls_l_shows() {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::{Duration, UNIX_EPOCH};
+    use traverse::Event;
+
+    let dir = linked_tree();
+    let root = dir.path();
+    std::os::unix::fs::symlink("a/f0", root.join("b/link")).unwrap();
+    let set = UNIX_EPOCH + Duration::new(1_234_567_890, 123_456_789);
+    let file = fs::File::options().write(true).open(root.join("b/plain"));
+    file.unwrap().set_modified(set).unwrap();
+    fs::File::open(root.join("c"))
+        .unwrap()
+        .set_modified(set)
+        .unwrap();
+    // 1.25 s before the epoch: -2 s and 750 000 000 ns.
+    let before = UNIX_EPOCH - Duration::new(1, 250_000_000);
+    let times = fs::FileTimes::new()
+        .set_modified(before)
+        .set_accessed(before);
+    fs::File::create(root.join("a/old"))
+        .unwrap()
+        .set_times(times)
+        .unwrap();
+    assert_eq!(sec_nsec(before), (-2, 750_000_000));
+    // Owners other than the test's own, where it may give them (as root),
+    // so that a uid or gid read from the wrong field shows.
+    let owners = ["b/plain", "b/link", "c"].map(|name| {
+        match std::os::unix::fs::lchown(root.join(name), Some(4242), Some(4343)) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => false,
+            Err(e) => panic!("lchown {name}: {e}"),
+        }
+    });
+    // Reads every directory once, so that with `relatime` no walk moves
+    // their access times any more.
+    let paths = reference(root);
+    for &engine in ENGINES {
+        for (jobs, one_file_system) in [(1, false), (3, false), (2, true)] {
+            let case = format!("{engine} -j {jobs} -x {one_file_system}");
+            // Before the walk: it stats each directory before reading it,
+            // which may move its access time (`strictatime`).
+            let want: BTreeMap<PathBuf, fs::Metadata> = paths
+                .iter()
+                .map(|p| (p.clone(), fs::symlink_metadata(p).unwrap()))
+                .collect();
+            let mut got = BTreeMap::new();
+            let walk = WalkBuilder::new()
+                .engine(engine)
+                .jobs(jobs)
+                .one_file_system(one_file_system)
+                .list(true)
+                .list_metadata(true)
+                .build();
+            walk.run_with(root, |event| match event {
+                Event::Entry(e) => {
+                    let meta = e.metadata().copied();
+                    assert!(got.insert(e.path().to_owned(), meta).is_none());
+                }
+                Event::Error(err) => panic!("{case}: {err}"),
+            });
+            assert!(got.keys().eq(want.keys()), "{case}: {got:?}");
+            for (path, meta) in &got {
+                let at = format!("{case}: {}", path.display());
+                let meta = meta.unwrap_or_else(|| panic!("{at}: no metadata"));
+                let std = &want[path];
+                let owner = (meta.uid(), meta.gid(), meta.mode());
+                assert_eq!(owner, (std.uid(), std.gid(), std.mode()), "{at}");
+                let inode = (meta.len(), meta.nlink(), meta.ino(), meta.dev());
+                let std_inode = (std.size(), std.nlink(), std.ino(), std.dev());
+                assert_eq!(inode, std_inode, "{at}");
+                let got_times = [meta.modified(), meta.accessed(), meta.changed()].map(sec_nsec);
+                let std_times = [
+                    (std.mtime(), std.mtime_nsec()),
+                    (std.atime(), std.atime_nsec()),
+                    (std.ctime(), std.ctime_nsec()),
+                ];
+                assert_eq!(got_times, std_times, "{at}");
+                let std_system = (std.modified().unwrap(), std.accessed().unwrap());
+                assert_eq!((meta.modified(), meta.accessed()), std_system, "{at}");
+            }
+            let meta = |name: &str| got[&root.join(name)].unwrap();
+            assert!(got[root].unwrap().is_dir(), "{case}");
+            assert!(meta("b/link").is_symlink(), "{case}");
+            assert_eq!(
+                (meta("b/plain").modified(), meta("c").modified()),
+                (set, set),
+                "{case}"
+            );
+            let old = meta("a/old");
+            assert_eq!((old.modified(), old.accessed()), (before, before), "{case}");
+            for (name, chowned) in ["b/plain", "b/link", "c"].into_iter().zip(owners) {
+                if chowned {
+                    assert_eq!((meta(name).uid(), meta(name).gid()), (4242, 4343), "{case}");
+                }
+            }
+        }
+    }
+}

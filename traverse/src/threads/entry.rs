@@ -65,7 +65,7 @@ pub(super) fn stat_entries(
             }
         }
         let st = if shared.needs_stat(ent.d_type) {
-            match sys::statx(Some(fd), cname) {
+            match sys::statx(Some(fd), cname, shared.config.statx_mask()) {
                 Ok(st) => {
                     if let Some((links, _)) = links {
                         if st.is_hard_linked() {

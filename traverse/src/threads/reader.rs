@@ -238,7 +238,7 @@ impl Reader {
         };
         let dev = match counted {
             Counted::Yes(dev) => dev,
-            Counted::No => match sys::fstatx(fd.as_fd()) {
+            Counted::No => match sys::fstatx(fd.as_fd(), shared.config.statx_mask()) {
                 Ok(st) => {
                     if !worker.opened_dir(shared, &st) {
                         return None;
