@@ -367,6 +367,9 @@ struct Walker<'p> {
     /// The active directory `worker` has entered.
     current: Option<usize>,
     own: Vec<Work>,
+    /// A directory of this walker has chunks it would share with a
+    /// walker that waited (see [`Walker::grow_for_spare_work`]).
+    shareable: bool,
     read_buf: Vec<u8>,
     /// GETDENTS buffers of directories already read, for the next ones:
     /// a new zeroed 64 KiB buffer per directory cost page faults and
@@ -436,6 +439,7 @@ impl<'p> Walker<'p> {
             live: 0,
             current: None,
             own: Vec::new(),
+            shareable: false,
             read_buf: Vec::new(),
             spare_bufs: Vec::new(),
             trust: Trust::default(),
@@ -513,7 +517,8 @@ impl<'p> Walker<'p> {
     /// idle threads and rings.
     fn grow_for_spare_work<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
         let pool = self.pool;
-        let spare = self.own.len() > 1 || pool.queue.queued() > 0;
+        let shareable = std::mem::take(&mut self.shareable);
+        let spare = shareable || self.own.len() > 1 || pool.queue.queued() > 0;
         let jobs = pool.shared.config.jobs;
         if spare && pool.queue.hungry() == 0 && pool.running.load(Ordering::Relaxed) < jobs {
             pool.grow_to(jobs, scope);
@@ -1003,7 +1008,10 @@ impl<'p> Walker<'p> {
         // than it is stat'ed (one that never ends) then keeps about two
         // windows in memory, not one more per read.
         let backlog = batch.left.load(Ordering::Acquire) * CHUNK >= WINDOW_ENTRIES;
-        if *end - *next > 2 * CHUNK && !shared.config.list && pool.queue.hungry() > 0 && !backlog {
+        let shareable = *end - *next > 2 * CHUNK && !shared.config.list && !backlog;
+        // Work another walker could take if one waited: one may be due.
+        self.shareable |= shareable;
+        if shareable && pool.queue.hungry() > 0 {
             let own_end = *next + CHUNK;
             let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
             batch.left.fetch_add(starts.len(), Ordering::AcqRel);
