@@ -223,6 +223,21 @@ fn child_low_ulimit() {
             let (got, errors) = collect(builder).await;
             assert!(errors.is_empty(), "{choice:?}: {errors:?}");
             assert_eq!(as_map(&got), want, "{choice:?}");
+            // The default `max_open` fits under a low limit too: half of
+            // it, where 512 would run out of descriptors.
+            let limit = libc::rlimit {
+                rlim_cur: open_fds() as u64 + 64,
+                rlim_max: 20_000,
+            };
+            // SAFETY: as above.
+            assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+            let builder = WalkBuilder::new(&root).dir_builder(common::builder(choice));
+            let (got, errors) = collect(builder).await;
+            assert!(
+                errors.is_empty(),
+                "{choice:?}, default max_open: {errors:?}"
+            );
+            assert_eq!(as_map(&got), want, "{choice:?}, default max_open");
             let limit = libc::rlimit {
                 rlim_cur: 20_000,
                 rlim_max: 20_000,

@@ -95,20 +95,39 @@ pub struct WalkBuilder {
     filter: Option<FilterFn>,
 }
 
-/// The default of [`WalkBuilder::max_open`].
-pub const DEFAULT_MAX_OPEN: usize = 128;
+/// The default of [`WalkBuilder::max_open`], or half the soft
+/// `RLIMIT_NOFILE` when that is lower. With 128, a walk of /usr (17 100
+/// directories) closed and reopened parents 26 800 times, which cost it
+/// more CPU than the rest of its overhead over a `read_dir` recursion.
+pub const DEFAULT_MAX_OPEN: usize = 512;
+
+/// [`DEFAULT_MAX_OPEN`], or half the soft descriptor limit if lower.
+fn default_max_open() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable `struct rlimit`.
+    let half = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        usize::try_from(lim.rlim_cur / 2).unwrap_or(usize::MAX)
+    } else {
+        DEFAULT_MAX_OPEN
+    };
+    DEFAULT_MAX_OPEN.min(half).max(3)
+}
 /// The default of [`WalkBuilder::concurrency`].
 pub const DEFAULT_CONCURRENCY: usize = 8;
 
 impl WalkBuilder {
     /// A walk of `root` and everything below it, with
-    /// [`DEFAULT_MAX_OPEN`] descriptors, [`DEFAULT_CONCURRENCY`]
-    /// directories read at once, no depth limit, no `statx` and no filter.
+    /// [`DEFAULT_MAX_OPEN`] descriptors (fewer under a low `ulimit -n`),
+    /// [`DEFAULT_CONCURRENCY`] directories read at once, no depth limit, no
+    /// `statx` and no filter.
     pub fn new(root: impl AsRef<Path>) -> WalkBuilder {
         WalkBuilder {
             root: root.as_ref().to_path_buf(),
             dir: DirBuilder::new(),
-            max_open: DEFAULT_MAX_OPEN,
+            max_open: default_max_open(),
             concurrency: DEFAULT_CONCURRENCY,
             max_depth: usize::MAX,
             mask: None,
