@@ -19,11 +19,12 @@ use crate::file_totals::FileTotals;
 use crate::filter::FilterEntry;
 use crate::links::MountNames;
 use crate::node::{push_name, DirNode, FdBudget};
+use crate::queue::Queue;
 use crate::spare::Spares;
 use crate::sys::Stat;
 use crate::totals::Progress;
 use crate::totals::{Accumulator, InodeKey, Totals};
-use crate::visit::{Entry, Visitor};
+use crate::visit::{Entry, Visitor, VisitorBuilder};
 use rustc_hash::FxHashSet;
 
 /// The settings and shared state of one root's walk.
@@ -517,5 +518,21 @@ impl Worker<'_> {
     /// Hands the worker's totals back for merging.
     pub(crate) fn into_accumulator(self) -> Accumulator {
         self.acc
+    }
+}
+
+/// Reports why a parallel walk was cut short ([`Queue::fail`]: a worker
+/// panicked, or none could start), if it was: one error on the root,
+/// counted, saying that the totals are incomplete.
+pub(crate) fn report_failure<W>(
+    queue: &Queue<W>,
+    visitors: &dyn VisitorBuilder,
+    root: &Path,
+    total: &mut Accumulator,
+) {
+    if let Some(why) = queue.failure() {
+        let cause = io::Error::other(format!("{why}; the totals are incomplete"));
+        visitors.build().error(Error::new(root, Op::Read, cause));
+        total.totals.errors += 1;
     }
 }

@@ -9,6 +9,7 @@
 //! thread that could not be spawned) is counted out with
 //! [`leave`](Queue::leave), so the others never wait for it.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -33,6 +34,8 @@ pub(crate) struct Queue<W> {
     /// Set when the walk is cut short (a worker panicked): busy workers
     /// stop at their next unit of work.
     aborted: AtomicBool,
+    /// Why the walk was cut short, the first reason given.
+    failure: Mutex<Option<String>>,
 }
 
 impl<W> Queue<W> {
@@ -48,6 +51,7 @@ impl<W> Queue<W> {
             ready: Condvar::new(),
             hungry: AtomicUsize::new(0),
             aborted: AtomicBool::new(false),
+            failure: Mutex::new(None),
         }
     }
 
@@ -159,6 +163,39 @@ impl<W> Queue<W> {
         self.aborted.store(true, Ordering::Relaxed);
         let mut st = self.lock();
         self.finish(&mut st);
+    }
+
+    /// Ends the walk for `why` (the first reason given is kept, for
+    /// [`failure`](Self::failure)).
+    pub(crate) fn fail(&self, why: String) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(why);
+        self.abort();
+    }
+
+    /// Runs `work`, one worker's share of the walk. A panic in it (a bug,
+    /// or a visitor's) ends the walk with the panic's message rather than
+    /// leaving the other workers waiting forever for one that no longer
+    /// runs, or unwinding into the caller.
+    pub(crate) fn catching_panics(&self, work: impl FnOnce()) {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(work)) {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            self.fail(format!("a worker thread panicked: {message}"));
+        }
+    }
+
+    /// Why the walk was cut short ([`fail`](Self::fail)), if it was.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Whether the walk was cut short ([`abort`](Self::abort)).

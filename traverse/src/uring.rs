@@ -42,7 +42,7 @@ use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{window_full, Shared, Worker, WINDOW_ENTRIES};
+use crate::engine::{report_failure, window_full, Shared, Worker, WINDOW_ENTRIES};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
@@ -199,6 +199,7 @@ pub(crate) fn walk(
     // most, the rest stays for parents kept open for their children.
     let want = ((DIRS_PER_WORKER - 1) * max).min(shared.budget.available() / 2);
     let extra = shared.budget.take_up_to(want);
+    let root_path = root.path();
     let pool = Pool {
         shared,
         visitors,
@@ -220,7 +221,9 @@ pub(crate) fn walk(
     // (and no ring on a thread of its own).
     pool.running.store(1, Ordering::Release);
     std::thread::scope(|scope| run(&pool, scope));
-    pool.total.into_inner().unwrap_or_else(|p| p.into_inner())
+    let mut total = pool.total.into_inner().unwrap_or_else(|p| p.into_inner());
+    report_failure(&pool.queue, visitors, &root_path, &mut total);
+    total
 }
 
 impl Pool<'_> {
@@ -256,26 +259,15 @@ fn spawn<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env
 
 /// One worker, on the calling thread, until the walk is over.
 fn run<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) {
-    let _exit = Exit(pool);
     let mut walker = Walker::new(pool);
-    walker.run(scope);
+    // A panic ends the walk with an error, as in the threads engine; what
+    // the walker has in flight is waited for by `finish`.
+    pool.queue.catching_panics(|| walker.run(scope));
     let acc = walker.finish();
     pool.total
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .merge(acc);
-}
-
-/// Ends the walk for every worker when one panics, so none waits forever
-/// for it (the panic then reaches the caller when the scope ends).
-struct Exit<'a>(&'a Pool<'a>);
-
-impl Drop for Exit<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.queue.abort();
-        }
-    }
 }
 
 /// A unit of work.

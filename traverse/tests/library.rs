@@ -201,13 +201,17 @@ impl VisitorBuilder for PanicAt {
     }
 }
 
-/// A panic in a worker of the threads engine (here the visitor's) ends
+/// A panic in a worker of the parallel engines (here the visitor's) ends
 /// the walk with one error that carries the panic's message, whatever the
-/// number of workers: the others are not left waiting for it.
+/// number of workers: the others are not left waiting for it, and the
+/// panic does not reach the caller (it did with `uring`).
 #[test]
 fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
     let dir = tree();
-    for jobs in [1, 2, 4] {
+    for (engine, jobs) in [1, 2, 4]
+        .into_iter()
+        .flat_map(|jobs| [(Engine::Threads, jobs), (Engine::Uring, jobs)])
+    {
         let root = dir.path().to_owned();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -216,7 +220,7 @@ fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
                 errors: Mutex::new(Vec::new()),
             };
             let walk = WalkBuilder::new()
-                .engine(Engine::Threads)
+                .engine(engine)
                 .jobs(jobs)
                 .list(true)
                 .build();
@@ -225,12 +229,12 @@ fn a_panic_in_a_worker_ends_the_walk_with_an_error() {
         });
         let (summary, errors) = rx
             .recv_timeout(std::time::Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("-j {jobs}: the walk did not end"));
-        assert_eq!(summary.totals.errors, 1, "-j {jobs}: {errors:?}");
-        assert_eq!(errors.len(), 1, "-j {jobs}: {errors:?}");
+            .unwrap_or_else(|_| panic!("{engine:?} -j {jobs}: the walk did not end"));
+        assert_eq!(summary.totals.errors, 1, "{engine:?} -j {jobs}: {errors:?}");
+        assert_eq!(errors.len(), 1, "{engine:?} -j {jobs}: {errors:?}");
         assert!(
             errors[0].contains("panicked") && errors[0].contains("visitor refuses"),
-            "-j {jobs}: {errors:?}"
+            "{engine:?} -j {jobs}: {errors:?}"
         );
     }
 }

@@ -17,16 +17,13 @@
 mod entry;
 mod reader;
 
-use std::io;
 use std::ops::Range;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
-use crate::engine::{Shared, Worker};
-use crate::error::{Error, Op};
+use crate::engine::{report_failure, Shared, Worker};
 use crate::links::Links;
 use crate::node::DirNode;
 use crate::queue::Queue;
@@ -67,9 +64,6 @@ struct Pool<'a> {
     /// Set once spawning a thread failed (`ulimit -u`, `ulimit -v`): the
     /// pool stops growing and walks with the threads it has.
     spawn_failed: AtomicBool,
-    /// Why the walk was cut short (a worker panicked, or none could
-    /// start): reported as an error once every worker has stopped.
-    failure: Mutex<Option<String>>,
     total: Mutex<Accumulator>,
     /// Hard-linked inodes stat'ed so far; `None` when every name must be
     /// stat'ed anyway (listing, `--count-links`).
@@ -98,7 +92,6 @@ pub(crate) fn walk(
         running: AtomicUsize::new(1),
         started: AtomicUsize::new(1),
         spawn_failed: AtomicBool::new(false),
-        failure: Mutex::new(None),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
         links: if shared.stats_every_name() {
             None
@@ -114,16 +107,10 @@ pub(crate) fn walk(
         // PATH among thousands starts none (the calling thread walks it),
         // and `-j 4096` on a small tree holds no idle threads and buffers.
         Ok(reader) => std::thread::scope(|scope| run_worker(&pool, scope, reader)),
-        Err(why) => pool.fail(why),
+        Err(why) => pool.queue.fail(why),
     }
     let mut total = pool.total.into_inner().unwrap_or_else(|p| p.into_inner());
-    if let Some(why) = pool.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        let cause = io::Error::other(format!("{why}; the totals are incomplete"));
-        visitors
-            .build()
-            .error(Error::new(root_path, Op::Read, cause));
-        total.totals.errors += 1;
-    }
+    report_failure(&pool.queue, visitors, &root_path, &mut total);
     total
 }
 
@@ -166,15 +153,7 @@ fn run_worker<'scope, 'env>(
     scope: &'scope Scope<'scope, 'env>,
     reader: Reader,
 ) {
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| work(pool, scope, reader)));
-    if let Err(payload) = outcome {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".to_owned());
-        pool.fail(format!("a worker thread panicked: {message}"));
-    }
+    pool.queue.catching_panics(|| work(pool, scope, reader));
     pool.queue.leave(&pool.running);
 }
 
@@ -247,15 +226,6 @@ fn work<'scope, 'env>(
 }
 
 impl Pool<'_> {
-    /// Ends the walk for `why` (the first reason given is reported).
-    fn fail(&self, why: String) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(why);
-        self.queue.abort();
-    }
-
     /// A worker counted in could not start: the pool stops growing and
     /// walks with the workers it has.
     fn cannot_grow(&self) {
