@@ -220,8 +220,10 @@ impl fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
-/// The answer of detection.
+/// The answer of detection. Non-exhaustive: a kernel may one day answer
+/// with more (a variant of the opcode, say), so a `match` needs a `_` arm.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Support {
     /// GETDENTS works, under this opcode number.
     Available {
@@ -272,6 +274,7 @@ impl fmt::Display for Support {
 /// match detect::detect(&ring) {
 ///     detect::Support::Available { opcode } => println!("GETDENTS is opcode {opcode}"),
 ///     detect::Support::Unavailable(why) => println!("no GETDENTS: {why}"),
+///     other => println!("{other}"),
 /// }
 /// # Ok::<_, std::io::Error>(())
 /// ```

@@ -89,9 +89,7 @@ impl BackendChoice {
                 .map_or(Backend::Fallback, |opcode| Backend::Getdents { opcode })),
             BackendChoice::Getdents => match detect::cached() {
                 Support::Available { opcode } => Ok(Backend::Getdents { opcode: *opcode }),
-                Support::Unavailable(why) => Err(format!(
-                    "IORING_OP_GETDENTS was requested but is unavailable: {why}"
-                )),
+                other => Err(format!("IORING_OP_GETDENTS was requested: {other}")),
             },
         }
     }

@@ -45,7 +45,9 @@ pub use bridge::WalkReceiver;
 pub use entry::WalkEntry;
 
 /// What the walk does with an entry after the filter has seen it.
+/// Non-exhaustive: more ways to treat an entry may come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Visit {
     /// Yield the entry and, for a directory, walk into it.
     Continue,
