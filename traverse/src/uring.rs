@@ -40,7 +40,7 @@ use io_uring_getdents::cqe;
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
-use io_uring_getdents::syscall::getdents64;
+use io_uring_getdents::syscall::{getdents64, seek_dir};
 
 use crate::engine::{report_failure, window_full, Shared, Worker, WINDOW_ENTRIES};
 use crate::error::Op;
@@ -745,16 +745,12 @@ impl<'p> Walker<'p> {
         };
         let fd = Arc::clone(&r.fd);
         let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
-        let offset = libc::off_t::try_from(r.offset).unwrap_or(libc::off_t::MAX);
-        // SAFETY: lseek on a descriptor this directory owns; no memory.
-        let sought = unsafe { libc::lseek(fd.as_raw_fd(), offset, libc::SEEK_SET) };
-        let (more, error) = if sought < 0 {
-            (false, Some(io::Error::last_os_error()))
-        } else {
-            match self.read_rest(fd.as_fd(), &mut names, &mut ents) {
+        let (more, error) = match seek_dir(fd.as_fd(), r.offset) {
+            Err(e) => (false, Some(e)),
+            Ok(()) => match self.read_rest(fd.as_fd(), &mut names, &mut ents) {
                 Ok(ended) => (!ended, None),
                 Err(e) => (false, Some(e)),
-            }
+            },
         };
         if let Some(Active {
             phase: Phase::Reading(r),
