@@ -1,0 +1,343 @@
+//! A walker's reading: a directory opened and read with GETDENTS (chained
+//! by `d_off`) or `getdents64`, its records parsed into entries.
+
+use super::*;
+
+impl<'p> Walker<'p> {
+    /// Puts a unit of work in flight: opens and reads a directory (or
+    /// starts reading it with GETDENTS), or takes a chunk.
+    pub(super) fn start<'scope>(&mut self, work: Work, scope: &'scope Scope<'scope, 'p>) {
+        let shared = self.pool.shared;
+        // `counted`: `None` for a subdirectory to count once open, else the
+        // device if known.
+        let (dir, counted) = match work {
+            Work::Chunk(batch, range) => {
+                let active = Active {
+                    dir: Arc::clone(&batch.dir),
+                    phase: Phase::Stating {
+                        next: range.start,
+                        end: range.end,
+                        batch,
+                        resume: None,
+                    },
+                    pending: 0,
+                };
+                self.insert(active);
+                return;
+            }
+            Work::Dir(dir, dev) => (dir, Some(dev)),
+            Work::Subdir(dir) => (dir, None),
+        };
+        let opened = match counted {
+            Some(_) => dir
+                .open(sys::open_dir, &shared.budget, &mut self.cursor)
+                .map_err(|cause| (cause, None)),
+            None => dir.open_or_stat(sys::open_dir, &shared.budget, &mut self.cursor),
+        };
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err((cause, stat)) => {
+                self.unfocus();
+                self.worker.enter(&dir);
+                match stat {
+                    // No longer a directory (replaced since it was
+                    // listed): counted as what it is now, as du would.
+                    Some(Ok(st)) if !st.is_dir() => self.worker.count_stat(&st),
+                    Some(Ok(st)) => {
+                        self.worker.count_stat(&st);
+                        self.worker.dir_error(Op::Open, cause);
+                    }
+                    // Gone, or unreachable: the stat's error is the one
+                    // du would report.
+                    Some(Err(cause)) => self.worker.dir_error(Op::Stat, cause),
+                    None => self.worker.dir_error(Op::Open, cause),
+                }
+                self.worker.leave(shared);
+                shared.read_done(&dir);
+                return;
+            }
+        };
+        let dev = match counted {
+            Some(dev) => dev,
+            // Through the descriptor just opened: its inode is in memory,
+            // so this never waits for the disk, where a STATX by name
+            // before the open went through an io-wq worker on a cold cache.
+            None => {
+                self.unfocus();
+                self.worker.enter(&dir);
+                let dev = match sys::fstatx(fd.as_fd(), shared.config.statx_mask()) {
+                    Ok(st) => {
+                        if !self.worker.opened_dir(shared, &st) {
+                            self.worker.leave(shared);
+                            shared.read_done(&dir);
+                            return;
+                        }
+                        self.worker.count_stat(&st);
+                        Some(st.dev)
+                    }
+                    Err(cause) => {
+                        self.worker.dir_error(Op::Stat, cause);
+                        None
+                    }
+                };
+                self.worker.leave(shared);
+                dev
+            }
+        };
+        let link_dev = self.link_dev(dev, fd.as_fd());
+        if let (Some(code), Some(_)) = (self.pool.getdents, &self.ring) {
+            let reading = Reading {
+                fd,
+                link_dev,
+                names: Vec::new(),
+                ents: Vec::new(),
+                buf: self
+                    .spare_bufs
+                    .pop()
+                    .unwrap_or_else(|| (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect()),
+                offset: 0,
+                submitted: Instant::now(),
+                done: false,
+                more: false,
+                left: None,
+            };
+            let ai = self.insert(Active {
+                dir,
+                phase: Phase::Reading(reading),
+                pending: 0,
+            });
+            self.submit_read(ai, code);
+            return;
+        }
+        // No GETDENTS: read it whole here, and see whether that blocked
+        // (while that can still change something).
+        let watch =
+            !self.cold || self.pool.running.load(Ordering::Relaxed) < shared.config.max_jobs;
+        let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
+        let (names, ents, error, more) = self.read_all(fd.as_fd());
+        let blocked = before.is_some_and(|(t0, switches)| {
+            t0.elapsed() > SLOW_READ && sys::voluntary_switches() > switches
+        });
+        if blocked {
+            self.went_cold(scope);
+        }
+        let ai = self.insert(Active {
+            dir,
+            phase: Phase::Reading(Reading {
+                fd,
+                link_dev,
+                names,
+                ents,
+                buf: Box::default(),
+                offset: 0,
+                submitted: Instant::now(),
+                done: true,
+                more,
+                left: None,
+            }),
+            pending: 0,
+        });
+        if let Some(cause) = error {
+            self.focus(ai);
+            self.worker.dir_error(Op::Read, cause);
+        }
+        self.begin_stating(ai, blocked);
+    }
+
+    /// Reads the directory `fd` with `getdents64` to its end or to a full
+    /// window: its names, its entries, the error that stopped the reading
+    /// if any, and whether the window filled up before the end.
+    pub(super) fn read_all(
+        &mut self,
+        fd: BorrowedFd<'_>,
+    ) -> (Vec<u8>, Vec<Ent>, Option<io::Error>, bool) {
+        let (mut names, mut ents) = (Vec::new(), Vec::new());
+        let (more, error) = match self.read_rest(fd, &mut names, &mut ents) {
+            Ok(ended) => (!ended, None),
+            Err(e) => (false, Some(e)),
+        };
+        (names, ents, error, more)
+    }
+
+    /// Reads the directory `fd` from its position with `getdents64`,
+    /// appending to `names`/`ents`, up to its end (true) or a full window
+    /// (false: a directory that never ends keeps one window in memory).
+    pub(super) fn read_rest(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        names: &mut Vec<u8>,
+        ents: &mut Vec<Ent>,
+    ) -> io::Result<bool> {
+        if self.read_buf.is_empty() {
+            self.read_buf = (self.pool.shared.spares.buffer(READ_BUF, READ_BUF))
+                .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        }
+        while !self.pool.shared.interrupted() {
+            if window_full(ents.len(), names.len()) {
+                return Ok(false);
+            }
+            let n = getdents64(fd, &mut self.read_buf)?;
+            if n == 0 {
+                break;
+            }
+            push_entries(&self.read_buf[..n], names, ents)?;
+        }
+        Ok(true)
+    }
+
+    /// Reads the rest of the directory `ai`, whose GETDENTS was cancelled,
+    /// here with `getdents64`, from where GETDENTS stopped.
+    pub(super) fn read_here(&mut self, ai: usize) -> Option<io::Error> {
+        let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("only a directory being read is read")
+        };
+        let fd = Arc::clone(&r.fd);
+        let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
+        let (more, error) = match seek_dir(fd.as_fd(), r.offset) {
+            Err(e) => (false, Some(e)),
+            Ok(()) => match self.read_rest(fd.as_fd(), &mut names, &mut ents) {
+                Ok(ended) => (!ended, None),
+                Err(e) => (false, Some(e)),
+            },
+        };
+        if let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.active[ai]
+        {
+            (r.names, r.ents, r.done, r.more) = (names, ents, true, more);
+        }
+        error
+    }
+
+    /// Queues the next GETDENTS of the directory `ai`.
+    pub(super) fn submit_read(&mut self, ai: usize, code: u8) {
+        let Some(Active {
+            phase: Phase::Reading(r),
+            pending,
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("only a directory being read is read")
+        };
+        let sqe = GetDents::new(
+            types::Fd(r.fd.as_raw_fd()),
+            UnsafeCell::raw_get(r.buf.as_ptr()),
+            r.buf.len() as u32,
+        )
+        .offset(r.offset)
+        .opcode(code)
+        .build()
+        .user_data(READ_TAG | ai as u64);
+        r.submitted = Instant::now();
+        *pending += 1;
+        // SAFETY: the buffer and the descriptor belong to the active
+        // directory `ai`, which is not dropped while `pending` counts this
+        // read, nor before every operation has completed (`drain`).
+        unsafe { self.push(std::slice::from_ref(&sqe)) };
+    }
+
+    /// A GETDENTS of `ai` completed with `res` and the completion's `flags`.
+    pub(super) fn on_read<'scope>(
+        &mut self,
+        ai: usize,
+        res: i32,
+        flags: u32,
+        scope: &'scope Scope<'scope, 'p>,
+    ) {
+        let code = self
+            .pool
+            .getdents
+            .expect("reads are submitted only with GETDENTS");
+        let interrupted = self.pool.shared.interrupted();
+        let Some(Active {
+            phase: Phase::Reading(r),
+            pending,
+            ..
+        }) = &mut self.active[ai]
+        else {
+            unreachable!("a read completes on a directory being read")
+        };
+        *pending -= 1;
+        let slow = r.submitted.elapsed() > SLOW_GETDENTS;
+        let mut error = None;
+        if res == -libc::ECANCELED {
+            // io-wq could not start a worker (`ulimit -u`): read it here.
+            error = self.read_here(ai);
+        } else if res < 0 {
+            error = Some(io::Error::from_raw_os_error(-res));
+        } else if res == 0 || interrupted {
+            r.done = true;
+        } else {
+            let len = (res as usize).min(r.buf.len());
+            // SAFETY: the completion has arrived, so the kernel no longer
+            // writes to the buffer; it wrote `res` bytes (at most its
+            // length).
+            let bytes =
+                unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
+            match push_entries(bytes, &mut r.names, &mut r.ents) {
+                // The kernel saw the end: the next read would return 0
+                // (and on ext4 be one more hand-off to io-wq).
+                Ok(Some(_)) if cqe::dir_eof(flags) => r.done = true,
+                // A position that does not move would read the same
+                // records for ever.
+                Ok(Some(offset)) if offset != r.offset => r.offset = offset,
+                Ok(_) => r.done = true,
+                Err(bad) => error = Some(bad),
+            }
+            if !r.done && window_full(r.ents.len(), r.names.len()) {
+                (r.done, r.more) = (true, true);
+            }
+        }
+        if slow {
+            self.went_cold(scope);
+        }
+        if let Some(cause) = error {
+            if let Some(Active {
+                phase: Phase::Reading(r),
+                ..
+            }) = &mut self.active[ai]
+            {
+                r.done = true;
+            }
+            self.focus(ai);
+            self.worker.dir_error(Op::Read, cause);
+        }
+        let done =
+            matches!(&self.active[ai], Some(Active { phase: Phase::Reading(r), .. }) if r.done);
+        if done {
+            self.begin_stating(ai, slow || self.cold);
+        } else {
+            self.submit_read(ai, code);
+        }
+    }
+}
+
+/// Appends the records of one getdents buffer (but "." and "..") to
+/// `names`/`ents`; returns the last record's `d_off` (`None` for an empty
+/// buffer).
+pub(super) fn push_entries(
+    buf: &[u8],
+    names: &mut Vec<u8>,
+    ents: &mut Vec<Ent>,
+) -> io::Result<Option<u64>> {
+    let mut offset = None;
+    for entry in DirentIter::new(buf) {
+        let entry = entry?;
+        offset = Some(entry.offset());
+        if entry.is_dot_or_dotdot() {
+            continue;
+        }
+        ents.push(Ent::push(
+            names,
+            entry.ino(),
+            entry.name_bytes(),
+            entry.d_type(),
+        ));
+    }
+    Ok(offset)
+}

@@ -1,0 +1,314 @@
+//! A walker's stat phase: a directory's entries as STATX chains in the
+//! ring (or shared out in chunks), their completions counted, the
+//! directory ended.
+
+use super::*;
+
+impl Walker<'_> {
+    /// The directory `ai` is read: its entries go to the stat phase, in
+    /// inode order when large and `cold`.
+    pub(super) fn begin_stating(&mut self, ai: usize, cold: bool) {
+        let shared = self.pool.shared;
+        let active = self.active[ai].as_mut().expect("a live directory");
+        let Phase::Reading(r) = std::mem::replace(&mut active.phase, Phase::Switching) else {
+            unreachable!("only a directory being read begins its stats")
+        };
+        let Reading {
+            fd,
+            link_dev,
+            names,
+            mut ents,
+            buf,
+            offset,
+            more,
+            left,
+            ..
+        } = r;
+        if cold && shared.inode_order(ents.len()) {
+            ents.sort_unstable_by_key(|e| e.ino);
+        }
+        let end = ents.len();
+        // Held while its entries are stat'ed (from its first window on):
+        // each subdirectory goes to the stack as soon as its stat says so
+        // (counted in with `add_children`), not when the whole directory
+        // is done, so a cold walk reads it while its parent's other stats
+        // are in flight.
+        let left = left.unwrap_or_else(|| {
+            active.dir.hold(Arc::clone(&fd), &shared.budget);
+            Arc::new(AtomicUsize::new(1))
+        });
+        let resume = more.then(|| Resume {
+            fd: Arc::clone(&fd),
+            link_dev,
+            offset,
+            left: Arc::clone(&left),
+        });
+        active.phase = Phase::Stating {
+            batch: Arc::new(Batch {
+                dir: Arc::clone(&active.dir),
+                fd,
+                names,
+                ents,
+                link_dev,
+                left,
+            }),
+            next: 0,
+            end,
+            resume,
+        };
+        // No read of this directory is in flight any more (they are
+        // chained, and this is called once the last one completed), so the
+        // kernel writes to the buffer no more.
+        if !buf.is_empty() {
+            self.spare_bufs.push(buf);
+        }
+    }
+
+    /// Pushes operations to the ring, all in one submission, submitting
+    /// what is queued first when the submission queue has no room for them.
+    ///
+    /// # Safety
+    ///
+    /// Whatever the entries point to (buffers, names, descriptors) must
+    /// stay valid until their completions are reaped.
+    pub(super) unsafe fn push(&mut self, sqes: &[squeue::Entry]) {
+        let ring = self
+            .ring
+            .as_mut()
+            .expect("operations are pushed only with a ring");
+        loop {
+            // SAFETY: the caller keeps what the entries point to alive.
+            if unsafe { ring.submission().push_multiple(sqes) }.is_ok() {
+                break;
+            }
+            if let Err(e) = ring.submit() {
+                if !retry(&e) {
+                    panic!("io_uring_enter failed: {e}");
+                }
+            }
+        }
+        self.in_flight += sqes.len();
+    }
+
+    /// Pushes the stats in `chain` as one chain of hard links (each runs
+    /// whatever the one before it returned), all in the same submission.
+    ///
+    /// # Safety
+    ///
+    /// As [`Walker::push`], for every entry.
+    pub(super) unsafe fn push_chain(&mut self) {
+        let Some(last) = self.chain.len().checked_sub(1) else {
+            return;
+        };
+        for sqe in &mut self.chain[..last] {
+            *sqe = sqe.clone().flags(squeue::Flags::IO_HARDLINK);
+        }
+        let chain = std::mem::take(&mut self.chain);
+        // SAFETY: the caller keeps what the entries point to alive.
+        unsafe { self.push(&chain) };
+        self.chain = chain;
+        self.chain.clear();
+    }
+
+    /// Submits the stats of directories in flight while slots are free;
+    /// counts entries that need none; ends directories that are done.
+    pub(super) fn fill(&mut self) {
+        for ai in 0..self.active.len() {
+            self.fill_one(ai);
+        }
+    }
+
+    pub(super) fn fill_one(&mut self, ai: usize) {
+        let pool = self.pool;
+        let shared = pool.shared;
+        let Some(Active {
+            phase: Phase::Stating {
+                batch, next, end, ..
+            },
+            ..
+        }) = &mut self.active[ai]
+        else {
+            return;
+        };
+        // A large directory: while another worker waits, the rest goes to
+        // it in chunks (in order, so workers read neighbouring inodes).
+        // Past a window of chunks shared and not done, this worker stats
+        // its window itself before it reads on: a directory read faster
+        // than it is stat'ed (one that never ends) then keeps about two
+        // windows in memory, not one more per read.
+        let backlog = batch.left.load(Ordering::Acquire) * CHUNK >= WINDOW_ENTRIES;
+        let shareable = *end - *next > 2 * CHUNK && !shared.config.list && !backlog;
+        // Work another walker could take if one waited: one may be due.
+        self.shareable |= shareable;
+        if shareable && pool.queue.hungry() > 0 {
+            let own_end = *next + CHUNK;
+            let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
+            batch.left.fetch_add(starts.len(), Ordering::AcqRel);
+            let last = *end;
+            pool.queue.share(
+                starts
+                    .into_iter()
+                    .rev()
+                    .map(|start| Work::Chunk(Arc::clone(batch), start..(start + CHUNK).min(last))),
+            );
+            *end = own_end;
+        }
+        let batch = Arc::clone(batch);
+        let (mut i, end) = (*next, *end);
+        let links = pool.links.as_ref().zip(batch.link_dev);
+        // With -x the device must be known before descending; a listing
+        // stats no directory anyway.
+        let defer_dirs = shared.defers_dirs(&batch.dir);
+        let mask = shared.config.statx_mask();
+        while i < end {
+            if self.ring.is_some() && self.free.is_empty() {
+                break;
+            }
+            // Every entry: on a slow filesystem each stat may take a round
+            // trip of hundreds of milliseconds, and none is issued after
+            // SIGINT.
+            if shared.interrupted() {
+                i = end;
+                break;
+            }
+            let ent = batch.ents[i];
+            i += 1;
+            let cname = ent.name(&batch.names);
+            if shared.skips(&batch.dir, cname.to_bytes(), ent.d_type) {
+                continue;
+            }
+            if defer_dirs && ent.d_type == libc::DT_DIR {
+                batch.dir.add_children(1);
+                self.own
+                    .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
+                continue;
+            }
+            let name = cname.to_bytes();
+            if let Some((links, dev)) = links {
+                if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+                    && links.counted(dev, ent.ino, name)
+                {
+                    self.focus(ai);
+                    self.worker
+                        .known_link(shared, name, ent.d_type, (dev, ent.ino));
+                    continue;
+                }
+            }
+            if !shared.needs_stat(ent.d_type) {
+                self.focus(ai);
+                if self.worker.entry(shared, name, ent.d_type, None) {
+                    let child = Work::Dir(DirNode::child(&batch.dir, cname), None);
+                    batch.dir.add_children(1);
+                    self.own.push(child);
+                }
+                continue;
+            }
+            if self.ring.is_none() {
+                let result = sys::statx(Some(batch.fd.as_fd()), cname, mask);
+                self.stat_done(ai, &batch, i - 1, result);
+                continue;
+            }
+            let slot = self.free.pop().expect("a free slot, checked above");
+            self.slots[slot] = (ai, i - 1);
+            let sqe = opcode::Statx::new(
+                types::Fd(batch.fd.as_raw_fd()),
+                cname.as_ptr(),
+                self.bufs[slot].get().cast::<types::statx>(),
+            )
+            .flags(STATX_FLAGS)
+            .mask(mask)
+            .build()
+            .user_data(slot as u64);
+            self.active[ai].as_mut().expect("live").pending += 1;
+            self.chain.push(sqe);
+            if self.chain.len() == CHAIN {
+                // SAFETY: every entry of the chain is a stat of this
+                // directory: see the push after the loop.
+                unsafe { self.push_chain() };
+            }
+        }
+        // SAFETY: each name lives in `batch`, held by the active directory
+        // `ai` (and its descriptor with it) until `pending` (counted for
+        // each entry above) drops to zero; each result buffer is its slot,
+        // not reused until its completion is reaped (`free`), and every
+        // operation completes before the buffers are dropped (`drain`).
+        unsafe { self.push_chain() };
+        if let Some(Active {
+            phase: Phase::Stating { next, .. },
+            pending,
+            ..
+        }) = &mut self.active[ai]
+        {
+            *next = i;
+            if i == end && *pending == 0 {
+                self.end_dir(ai);
+            }
+        }
+    }
+
+    /// Counts one stat'ed entry (entry `i` of `batch`, directory `ai`).
+    pub(super) fn stat_done(
+        &mut self,
+        ai: usize,
+        batch: &Batch,
+        i: usize,
+        result: io::Result<Stat>,
+    ) {
+        let shared = self.pool.shared;
+        let cname = batch.ents[i].name(&batch.names);
+        self.focus(ai);
+        match result {
+            Ok(st) => {
+                if let (Some(links), Some(_)) = (&self.pool.links, batch.link_dev) {
+                    if st.is_hard_linked() {
+                        links.insert((st.dev, st.ino));
+                    }
+                }
+                let d_type = batch.ents[i].d_type;
+                if self
+                    .worker
+                    .entry(shared, cname.to_bytes(), d_type, Some(&st))
+                {
+                    let node = DirNode::child_with_stat(&batch.dir, cname, Some(&st));
+                    let child = Work::Dir(node, Some(st.dev));
+                    batch.dir.add_children(1);
+                    self.own.push(child);
+                }
+            }
+            Err(cause) => {
+                let d_type = batch.ents[i].d_type;
+                self.worker
+                    .stat_failed(shared, cname.to_bytes(), d_type, cause);
+            }
+        }
+    }
+
+    /// Every entry of `ai` is counted: the last part of its directory to
+    /// end drops the hold on the directory's descriptor (its children
+    /// keep it while they wait, see [`DirNode::hold`]).
+    pub(super) fn end_dir(&mut self, ai: usize) {
+        let interrupted = self.pool.shared.interrupted();
+        if let Some(Active {
+            phase: Phase::Stating { resume, .. },
+            ..
+        }) = &mut self.active[ai]
+        {
+            if let Some(resume) = resume.take().filter(|_| !interrupted) {
+                self.go_on(ai, resume);
+                return;
+            }
+        }
+        if self.current == Some(ai) {
+            self.unfocus();
+        }
+        let active = self.active[ai].take().expect("a live directory");
+        self.live -= 1;
+        let Phase::Stating { batch, .. } = active.phase else {
+            unreachable!("a directory ends after its stats")
+        };
+        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            batch.dir.release(&self.pool.shared.budget);
+            self.pool.shared.read_done(&batch.dir);
+        }
+    }
+}
