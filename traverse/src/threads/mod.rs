@@ -64,6 +64,9 @@ struct Pool<'a> {
     /// Set once spawning a thread failed (`ulimit -u`, `ulimit -v`): the
     /// pool stops growing and walks with the threads it has.
     spawn_failed: AtomicBool,
+    /// Held while a worker is started, from the check for room to spare
+    /// until the new thread runs (see [`start_worker`]).
+    spawning: Mutex<()>,
     total: Mutex<Accumulator>,
     /// Hard-linked inodes stat'ed so far; `None` when every name must be
     /// stat'ed anyway (listing, `--count-links`).
@@ -92,6 +95,7 @@ pub(crate) fn walk(
         running: AtomicUsize::new(1),
         started: AtomicUsize::new(1),
         spawn_failed: AtomicBool::new(false),
+        spawning: Mutex::new(()),
         total: Mutex::new(Accumulator::new(shared.config.count_links)),
         links: if shared.stats_every_name() {
             None
@@ -120,6 +124,11 @@ pub(crate) fn walk(
 /// the check for room to spare sees what the threads already started
 /// took.
 fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) -> bool {
+    // One start at a time, until the new thread runs: its own set-up
+    // (std maps a signal stack for it) happens after the spawn returns,
+    // and a failure there aborts the process; workers that checked for
+    // room at the same moment would all have seen the same room.
+    let _one_at_a_time = pool.spawning.lock().unwrap_or_else(|p| p.into_inner());
     // Little address space left (`ulimit -v`): a thread would take what
     // the walk's own allocations need, and a failed allocation aborts
     // the process.
@@ -131,10 +140,12 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
         pool.cannot_grow();
         return false;
     };
+    let (running, runs) = std::sync::mpsc::sync_channel::<()>(1);
     let spawned = std::thread::Builder::new()
         .name("traverse-worker".into())
         .stack_size(WORKER_STACK)
         .spawn_scoped(scope, move || {
+            let _ = running.send(());
             pool.queue.join(&pool.running);
             run_worker(pool, scope, reader);
         });
@@ -142,6 +153,7 @@ fn start_worker<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scop
         pool.cannot_grow();
         return false;
     }
+    let _ = runs.recv();
     true
 }
 
