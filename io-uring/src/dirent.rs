@@ -233,6 +233,13 @@ pub enum ParseErrorKind {
     UnterminatedName,
     /// The name is empty or contains `/`.
     InvalidName,
+    /// A readdirplus record whose `d_reclen` is not its name's end (rounded
+    /// up to 8) plus the [`TAIL_LEN`](crate::plus::TAIL_LEN) bytes of status
+    /// and `statx` that follow it.
+    PlusTailMisplaced,
+    /// A readdirplus record's status is not 0 or `-errno` (1 to 4095), its
+    /// reserved word is not 0, or a failed entry's `statx` is not zeroed.
+    PlusInvalidStatus,
 }
 
 /// A corrupt record, with the byte offset at which it starts.
@@ -250,6 +257,10 @@ pub struct ParseError {
 }
 
 impl ParseError {
+    pub(crate) fn new(kind: ParseErrorKind, position: usize) -> ParseError {
+        ParseError { kind, position }
+    }
+
     /// What was wrong.
     pub fn kind(&self) -> ParseErrorKind {
         self.kind
@@ -270,6 +281,12 @@ impl fmt::Display for ParseError {
             ParseErrorKind::Misaligned => "record length not a multiple of 8",
             ParseErrorKind::UnterminatedName => "name without a terminating NUL",
             ParseErrorKind::InvalidName => "empty name or name containing '/'",
+            ParseErrorKind::PlusTailMisplaced => {
+                "readdirplus record length not the padded name plus the statx tail"
+            }
+            ParseErrorKind::PlusInvalidStatus => {
+                "readdirplus status not 0 or -errno, or bytes that must be zero are not"
+            }
         };
         write!(
             f,
@@ -329,42 +346,67 @@ impl<'a> DirentIter<'a> {
     }
 
     fn parse_at(&self, start: usize) -> Result<(Dirent<'a>, usize), ParseError> {
-        let err = |kind| ParseError {
-            kind,
-            position: start,
-        };
-        let rest = &self.buf[start..];
-        let header = rest
-            .get(..HEADER_LEN)
-            .ok_or(err(ParseErrorKind::TruncatedHeader))?;
-        let ino = u64::from_ne_bytes(header[0..8].try_into().expect("8 bytes"));
-        let off = u64::from_ne_bytes(header[8..16].try_into().expect("8 bytes"));
-        let reclen = usize::from(u16::from_ne_bytes([header[16], header[17]]));
-        let d_type = header[18];
-        if reclen < MIN_RECORD_LEN {
-            return Err(err(ParseErrorKind::RecordTooShort));
-        }
-        if reclen % RECORD_ALIGN != 0 {
-            return Err(err(ParseErrorKind::Misaligned));
-        }
-        let record = rest
-            .get(..reclen)
-            .ok_or(err(ParseErrorKind::RecordPastEnd))?;
-        let name = CStr::from_bytes_until_nul(&record[HEADER_LEN..])
-            .map_err(|_| err(ParseErrorKind::UnterminatedName))?;
-        if name.is_empty() || name.to_bytes().contains(&b'/') {
-            return Err(err(ParseErrorKind::InvalidName));
-        }
-        Ok((
-            Dirent {
-                ino,
-                off,
-                d_type,
-                name,
-            },
-            reclen,
-        ))
+        let record = parse_record(self.buf, start, MIN_RECORD_LEN, 0)?;
+        Ok((record.entry, record.len))
     }
+}
+
+/// A record parsed by [`parse_record`].
+pub(crate) struct Record<'a> {
+    /// The entry its header and name describe.
+    pub(crate) entry: Dirent<'a>,
+    /// Its `d_reclen`: how far the next record starts.
+    pub(crate) len: usize,
+    /// The record's last bytes, after its name field.
+    pub(crate) tail: &'a [u8],
+}
+
+/// Parses the record at `start` of `buf`, checking every length against the
+/// buffer: `d_reclen` at least `min_len` and a multiple of 8, the record
+/// inside the buffer, a NUL-terminated name of its own in the bytes from
+/// the header to `tail_len` before the record's end. Both record formats
+/// share this: plain records have no tail, readdirplus records end with
+/// their status and `statx` (`min_len` must exceed `HEADER_LEN + tail_len`).
+pub(crate) fn parse_record(
+    buf: &[u8],
+    start: usize,
+    min_len: usize,
+    tail_len: usize,
+) -> Result<Record<'_>, ParseError> {
+    let err = |kind| ParseError::new(kind, start);
+    let rest = &buf[start..];
+    let header = rest
+        .get(..HEADER_LEN)
+        .ok_or(err(ParseErrorKind::TruncatedHeader))?;
+    let ino = u64::from_ne_bytes(header[0..8].try_into().expect("8 bytes"));
+    let off = u64::from_ne_bytes(header[8..16].try_into().expect("8 bytes"));
+    let reclen = usize::from(u16::from_ne_bytes([header[16], header[17]]));
+    let d_type = header[18];
+    if reclen < min_len {
+        return Err(err(ParseErrorKind::RecordTooShort));
+    }
+    if reclen % RECORD_ALIGN != 0 {
+        return Err(err(ParseErrorKind::Misaligned));
+    }
+    let record = rest
+        .get(..reclen)
+        .ok_or(err(ParseErrorKind::RecordPastEnd))?;
+    let (name_field, tail) = record[HEADER_LEN..].split_at(reclen - HEADER_LEN - tail_len);
+    let name = CStr::from_bytes_until_nul(name_field)
+        .map_err(|_| err(ParseErrorKind::UnterminatedName))?;
+    if name.is_empty() || name.to_bytes().contains(&b'/') {
+        return Err(err(ParseErrorKind::InvalidName));
+    }
+    Ok(Record {
+        entry: Dirent {
+            ino,
+            off,
+            d_type,
+            name,
+        },
+        len: reclen,
+        tail,
+    })
 }
 
 impl<'a> Iterator for DirentIter<'a> {

@@ -7,7 +7,9 @@
 //! - [`opcode::GetDents`]: the submission, built like the io-uring crate's
 //!   own opcodes;
 //! - [`dirent::DirentIter`]: a safe parser for the `linux_dirent64` records
-//!   the kernel writes;
+//!   the kernel writes, and [`plus::DirentPlusIter`] for readdirplus
+//!   records ([`GetDents::plus`](opcode::GetDents::plus)), which carry each
+//!   entry's `statx` too;
 //! - [`detect`]: whether the running kernel really has the operation,
 //!   checked with a real read, not only the opcode number;
 //! - [`cqe::dir_eof`]: whether a completion says the directory is at its
@@ -80,5 +82,6 @@ pub mod cqe;
 pub mod detect;
 pub mod dirent;
 pub mod opcode;
+pub mod plus;
 pub mod read_all;
 pub mod syscall;

@@ -4,6 +4,10 @@
 //! an entry of io-uring 0.6 (the one tokio-uring 0.5 is built on), and
 //! `GetDents::build_0_7`, with the `io-uring-0-7` feature, an entry of
 //! io-uring 0.7 (what `cargo add io-uring` gives today).
+//!
+//! [`GetDents::plus`] asks for readdirplus: each record then carries the
+//! entry's `statx` too (parse those with
+//! [`DirentPlusIter`](crate::plus::DirentPlusIter)).
 
 use std::os::fd::RawFd;
 
@@ -45,6 +49,18 @@ impl From<io_uring_0_7::types::Fixed> for Target {
         Target::Fixed(fixed.0)
     }
 }
+
+/// `IORING_GETDENTS_PLUS`, the GETDENTS flag (in `sqe->rw_flags`) for
+/// readdirplus: every record carries the entry's `statx` after its name,
+/// as laid out in [`plus`](crate::plus). [`GetDents::plus`] sets it.
+///
+/// A kernel whose GETDENTS lacks readdirplus answers any nonzero
+/// `rw_flags` with `-EINVAL`.
+///
+/// ```
+/// assert_eq!(io_uring_getdents::opcode::GETDENTS_PLUS, 1);
+/// ```
+pub const GETDENTS_PLUS: u32 = 1 << 0;
 
 /// Read directory entries, like `getdents64(2)`, from a given position.
 ///
@@ -90,6 +106,7 @@ pub struct GetDents {
     len: u32,
     offset: u64,
     opcode: u8,
+    plus_mask: Option<u32>,
 }
 
 impl GetDents {
@@ -105,6 +122,7 @@ impl GetDents {
             len,
             offset: 0,
             opcode: GetDents::CODE,
+            plus_mask: None,
         }
     }
 
@@ -127,6 +145,41 @@ impl GetDents {
     /// [`detect`](crate::detect::detect).
     pub const fn opcode(mut self, code: u8) -> GetDents {
         self.opcode = code;
+        self
+    }
+
+    /// Readdirplus: each record also carries the entry's `statx`, the
+    /// fields `mask` asks for (`libc::STATX_*` bits, as for `statx(2)`).
+    ///
+    /// Sets [`GETDENTS_PLUS`] in `sqe->rw_flags` and `mask` in
+    /// `sqe->file_index`. Each entry's `statx` is what
+    /// `statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask)`
+    /// gives, or an errno in its place: `-EOPNOTSUPP` for `..` (whose
+    /// answer depends on the caller's root and mounts: stat it yourself),
+    /// `-EACCES` for every entry without search permission on the
+    /// directory, `-ENOENT` for an entry removed in between. Records are
+    /// 264 bytes longer than plain ones ([`plus::TAIL_LEN`]), so a buffer
+    /// holds fewer; one too small for a single record is `-EINVAL`.
+    /// Parse them with [`DirentPlusIter`](crate::plus::DirentPlusIter).
+    ///
+    /// Submit it only where the kernel has the mode: a GETDENTS without it
+    /// answers `-EINVAL`; a mask with bit 31 (`STATX__RESERVED`) is
+    /// `-EINVAL` too.
+    ///
+    /// [`plus::TAIL_LEN`]: crate::plus::TAIL_LEN
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use io_uring_getdents::{io_uring::types, opcode::GetDents};
+    /// let mut buf = vec![0u8; 32 * 1024];
+    /// let sqe = GetDents::new(types::Fd(3), buf.as_mut_ptr(), buf.len() as u32)
+    ///     .plus(libc::STATX_TYPE | libc::STATX_SIZE)
+    ///     .build();
+    /// # drop(sqe);
+    /// ```
+    pub const fn plus(mut self, mask: u32) -> GetDents {
+        self.plus_mask = Some(mask);
         self
     }
 
@@ -177,11 +230,18 @@ impl GetDents {
             len,
             offset,
             opcode,
+            plus_mask,
         } = self;
         let (fd, flags) = match fd {
             Target::Fd(fd) => (fd, 0),
             // Registered files are named by index in the fd field.
             Target::Fixed(index) => (index as i32, squeue::Flags::FIXED_FILE.bits()),
+        };
+        // Readdirplus passes its statx mask in the otherwise unused
+        // file_index word: GETDENTS takes no fixed-file slot to install into.
+        let (op_flags, file_index) = match plus_mask {
+            Some(mask) => (GETDENTS_PLUS, mask),
+            None => (0, 0),
         };
         RawSqe {
             opcode,
@@ -191,11 +251,11 @@ impl GetDents {
             off: offset,
             addr: buf as u64,
             len,
-            op_flags: 0,
+            op_flags,
             user_data: 0,
             buf_index: 0,
             personality: 0,
-            file_index: 0,
+            file_index,
             addr3: 0,
             pad: 0,
         }
