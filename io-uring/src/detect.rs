@@ -27,6 +27,12 @@
 //! [`cached`] first checks with [`io_uring_usable`] that this process can
 //! use io_uring at all: set up a ring and enter it (a `NOP`), since
 //! sandboxes may allow the first and refuse the second.
+//!
+//! Readdirplus ([`GetDents::plus`]) is a mode of GETDENTS that a kernel may
+//! lack while having the operation; [`plus_cached`] and [`detect_plus`]
+//! check it only where GETDENTS passed the steps above, with a real
+//! readdirplus read whose names and attributes are compared with
+//! `getdents64(2)` and `statx(2)`. [`PLUS_ENV_VAR`] turns it off alone.
 
 use std::fmt;
 use std::fs;
@@ -79,7 +85,9 @@ fn mainline_release_last(opcode: u8) -> Option<&'static str> {
 }
 use crate::syscall::getdents64;
 
+mod plus;
 mod ring;
+pub use plus::{detect_plus, plus_cached, PlusSupport, PlusUnavailable, PLUS_ENV_VAR};
 pub use ring::{check_io_uring, io_uring_usable, RingError};
 
 /// The environment variable that overrides detection: `off`, `auto`, or an
@@ -341,92 +349,139 @@ fn check(ring: &IoUring, opcode: u8) -> Result<(), Unavailable> {
 /// One record as both readers report it.
 type Record = (u64, u64, u8, Vec<u8>);
 
+/// Bytes per read of the plain self-test: a few records.
+const TEST_READ_LEN: usize = 160;
 fn self_test(opcode: u8) -> Result<(), Unavailable> {
     let fail = |error: io::Error| Unavailable::SelfTest { opcode, error };
     let dir = TestDir::create().map_err(fail)?;
     let file = fs::File::open(&dir.0).map_err(fail)?;
+    let expected = listing(&file).map_err(fail)?;
+    // The descriptor's position is at the end now (after the listing), so
+    // the first read also proves that the kernel seeks to `off`.
+    let got = read_chained(
+        &file,
+        opcode,
+        None,
+        TEST_READ_LEN,
+        expected.len(),
+        |buf, out| collect(buf, out).map_err(ChainError::Io),
+    )
+    .map_err(|e| match e {
+        ChainError::Errno { errno, .. } => fail(io::Error::from_raw_os_error(errno)),
+        ChainError::Io(error) => fail(error),
+        ChainError::Mismatch(detail) => Unavailable::Mismatch { opcode, detail },
+    })?;
+    match first_difference(&expected, &got) {
+        Some(detail) => Err(Unavailable::Mismatch { opcode, detail }),
+        None => Ok(()),
+    }
+}
 
-    let mut expected = Vec::new();
+/// The records of `file` as `getdents64` lists them, from where its
+/// position is (the start, for a directory just opened).
+fn listing(file: &fs::File) -> io::Result<Vec<Record>> {
+    let mut records = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = getdents64(file.as_fd(), &mut buf).map_err(fail)?;
+        let n = getdents64(file.as_fd(), &mut buf)?;
         if n == 0 {
-            break;
+            return Ok(records);
         }
-        collect(&buf[..n], &mut expected).map_err(fail)?;
+        collect(&buf[..n], &mut records)?;
     }
+}
 
+/// Why a chain of test reads failed.
+enum ChainError {
+    /// A read's result was `-errno`; `first` if it was the first read.
+    Errno { errno: i32, first: bool },
+    /// The test could not run: a ring, a submission, a corrupt record.
+    Io(io::Error),
+    /// The reads did not list the directory as they should.
+    Mismatch(String),
+}
+
+/// Lists `file` with GETDENTS reads of `len` bytes (readdirplus with
+/// `plus`'s mask), each from the last record's `d_off`, until a read
+/// returns 0; `collect` appends each read's records. A read flagged as the
+/// end of the directory must be followed by nothing (users stop there; the
+/// read of 0 bytes after it still comes, to check that), and a directory of
+/// `entries` records must end within `entries + 2` reads.
+fn read_chained(
+    file: &fs::File,
+    opcode: u8,
+    plus: Option<u32>,
+    len: usize,
+    entries: usize,
+    mut collect: impl FnMut(&[u8], &mut Vec<Record>) -> Result<(), ChainError>,
+) -> Result<Vec<Record>, ChainError> {
     // A small buffer forces many submissions, each resumed from the last
-    // d_off, which is the part of the semantics a user relies on. The
-    // descriptor's position is at the end now (after the loop above), so
-    // the first read also proves that the kernel seeks to `off`.
-    let mut ring = IoUring::new(4).map_err(fail)?;
-    let mut small = vec![0u8; 160];
+    // d_off, which is the part of the semantics a user relies on.
+    let mut ring = IoUring::new(4).map_err(ChainError::Io)?;
+    let mut buf = vec![0u8; len];
     let mut got: Vec<Record> = Vec::new();
     let mut offset = 0u64;
-    // A read flagged as the end must be followed by nothing: users stop
-    // there (the read of 0 bytes after it still comes, to check that).
     let mut ended = false;
-    for _ in 0..=expected.len() + 1 {
-        let sqe = GetDents::new(
-            types::Fd(file.as_raw_fd()),
-            small.as_mut_ptr(),
-            small.len() as u32,
-        )
-        .offset(offset)
-        .opcode(opcode)
-        .build()
-        .user_data(1);
-        // SAFETY: `small` and `file` stay alive and untouched until the
+    for read in 0..=entries + 1 {
+        let mut entry = GetDents::new(types::Fd(file.as_raw_fd()), buf.as_mut_ptr(), len as u32)
+            .offset(offset)
+            .opcode(opcode);
+        if let Some(mask) = plus {
+            entry = entry.plus(mask);
+        }
+        let sqe = entry.build().user_data(1);
+        // SAFETY: `buf` and `file` stay alive and untouched until the
         // completion is reaped below (we wait for exactly this one entry on
         // a private ring).
         unsafe { ring.submission().push(&sqe) }
-            .map_err(|_| fail(io::Error::other("submission queue full")))?;
+            .map_err(|_| ChainError::Io(io::Error::other("submission queue full")))?;
         let (res, flags) = loop {
             match ring.submit_and_wait(1) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(fail(e)),
+                Err(e) => return Err(ChainError::Io(e)),
             }
             if let Some(cqe) = ring.completion().next() {
                 break (cqe.result(), cqe.flags());
             }
         };
         if res < 0 {
-            return Err(fail(io::Error::from_raw_os_error(-res)));
+            return Err(ChainError::Errno {
+                errno: -res,
+                first: read == 0,
+            });
         }
         let n = res as usize;
-        if n > small.len() {
-            return Err(Unavailable::Mismatch {
-                opcode,
-                detail: format!("result {n} exceeds the buffer of {}", small.len()),
-            });
+        if n > len {
+            return Err(ChainError::Mismatch(format!(
+                "result {n} exceeds the buffer of {len}"
+            )));
         }
         if n == 0 {
-            return compare(opcode, &expected, &got);
+            return Ok(got);
         }
         if ended {
-            return Err(Unavailable::Mismatch {
-                opcode,
-                detail: format!(
-                    "records after a read flagged as the end of the directory, at record {}",
-                    got.len()
-                ),
-            });
+            return Err(ChainError::Mismatch(format!(
+                "records after a read flagged as the end of the directory, at record {}",
+                got.len()
+            )));
         }
         ended = dir_eof(flags);
-        // n > 0 and a clean parse means at least one record was added.
-        collect(&small[..n], &mut got).map_err(fail)?;
-        offset = got[got.len() - 1].1;
+        let before = got.len();
+        collect(&buf[..n], &mut got)?;
+        offset = match got.get(before..) {
+            Some([.., last]) => last.1,
+            _ => {
+                return Err(ChainError::Mismatch(format!(
+                    "a read of {n} bytes without a record"
+                )))
+            }
+        };
     }
-    Err(Unavailable::Mismatch {
-        opcode,
-        detail: format!(
-            "no end of directory after {} reads of {} entries",
-            expected.len() + 2,
-            expected.len()
-        ),
-    })
+    Err(ChainError::Mismatch(format!(
+        "no end of directory after {} reads of {entries} entries",
+        entries + 2
+    )))
 }
 
 fn collect(buf: &[u8], out: &mut Vec<Record>) -> io::Result<()> {
@@ -442,18 +497,14 @@ fn collect(buf: &[u8], out: &mut Vec<Record>) -> io::Result<()> {
     Ok(())
 }
 
-fn compare(opcode: u8, expected: &[Record], got: &[Record]) -> Result<(), Unavailable> {
-    if let Some(i) = (0..expected.len().max(got.len())).find(|&i| expected.get(i) != got.get(i)) {
-        return Err(Unavailable::Mismatch {
-            opcode,
-            detail: format!(
-                "record {i}: getdents64 gave {:?}, GETDENTS gave {:?}",
-                expected.get(i),
-                got.get(i)
-            ),
-        });
-    }
-    Ok(())
+/// The first record in which two listings differ, described.
+fn first_difference(expected: &[Record], got: &[Record]) -> Option<String> {
+    let i = (0..expected.len().max(got.len())).find(|&i| expected.get(i) != got.get(i))?;
+    Some(format!(
+        "record {i}: getdents64 gave {:?}, GETDENTS gave {:?}",
+        expected.get(i),
+        got.get(i)
+    ))
 }
 
 /// A directory of known entries, removed on drop.

@@ -55,7 +55,8 @@ impl From<io_uring_0_7::types::Fixed> for Target {
 /// as laid out in [`plus`](crate::plus). [`GetDents::plus`] sets it.
 ///
 /// A kernel whose GETDENTS lacks readdirplus answers any nonzero
-/// `rw_flags` with `-EINVAL`.
+/// `rw_flags` with `-EINVAL`;
+/// [`detect::plus_cached`](crate::detect::plus_cached) tells the two apart.
 ///
 /// ```
 /// assert_eq!(io_uring_getdents::opcode::GETDENTS_PLUS, 1);
@@ -162,21 +163,42 @@ impl GetDents {
     /// holds fewer; one too small for a single record is `-EINVAL`.
     /// Parse them with [`DirentPlusIter`](crate::plus::DirentPlusIter).
     ///
-    /// Submit it only where the kernel has the mode: a GETDENTS without it
-    /// answers `-EINVAL`; a mask with bit 31 (`STATX__RESERVED`) is
-    /// `-EINVAL` too.
+    /// Submit it only where
+    /// [`detect::plus_cached`](crate::detect::plus_cached) says the kernel
+    /// has the mode (a GETDENTS without it answers `-EINVAL`); a mask with
+    /// bit 31 (`STATX__RESERVED`) is `-EINVAL` too.
     ///
     /// [`plus::TAIL_LEN`]: crate::plus::TAIL_LEN
     ///
     /// # Example
     ///
     /// ```
-    /// use io_uring_getdents::{io_uring::types, opcode::GetDents};
+    /// use io_uring_getdents::{detect, io_uring::{types, IoUring}, opcode::GetDents, plus::DirentPlusIter};
+    /// use std::os::fd::AsRawFd;
+    ///
+    /// let Some(code) = detect::plus_cached().opcode() else {
+    ///     return Ok(()); // no readdirplus here: submit nothing
+    /// };
+    /// let mut ring = IoUring::new(8)?;
+    /// let dir = std::fs::File::open(".")?;
     /// let mut buf = vec![0u8; 32 * 1024];
-    /// let sqe = GetDents::new(types::Fd(3), buf.as_mut_ptr(), buf.len() as u32)
+    /// let sqe = GetDents::new(types::Fd(dir.as_raw_fd()), buf.as_mut_ptr(), buf.len() as u32)
+    ///     .opcode(code)
     ///     .plus(libc::STATX_TYPE | libc::STATX_SIZE)
     ///     .build();
-    /// # drop(sqe);
+    /// // SAFETY: `buf` and `dir` outlive the submission: we wait for it below.
+    /// unsafe { ring.submission().push(&sqe).expect("queue full") };
+    /// ring.submit_and_wait(1)?;
+    /// let bytes = ring.completion().next().unwrap().result();
+    /// assert!(bytes > 0);
+    /// for entry in DirentPlusIter::new(&buf[..bytes as usize]) {
+    ///     let entry = entry?;
+    ///     match entry.stat() {
+    ///         Ok(stx) => println!("{:?}: {} bytes", entry.name(), stx.stx_size),
+    ///         Err(e) => println!("{:?}: {e}", entry.name()),
+    ///     }
+    /// }
+    /// # Ok::<_, std::io::Error>(())
     /// ```
     pub const fn plus(mut self, mask: u32) -> GetDents {
         self.plus_mask = Some(mask);

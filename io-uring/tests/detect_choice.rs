@@ -1,7 +1,10 @@
 //! Detection paths that do not depend on the kernel having GETDENTS.
 //! (The kernel-dependent answers are asserted in kernel_getdents.rs.)
 
-use io_uring_getdents::detect::{detect_with, Choice, Support, Unavailable};
+use io_uring_getdents::detect::{
+    detect_plus, detect_with, Choice, PlusSupport, PlusUnavailable, Support, Unavailable,
+    PLUS_ENV_VAR,
+};
 use io_uring_getdents::io_uring::{opcode, IoUring, Probe};
 
 #[test]
@@ -93,6 +96,34 @@ fn the_last_opcode_of_a_mainline_kernel_is_refused_before_any_submission() {
             println!("skipped: opcode {last} is newer than the known mainline operations");
         }
         other => panic!("opcode {last}: expected a refusal by name, got {other:?}"),
+    }
+    assert_eq!(ring.completion().len(), 0);
+}
+
+/// Without GETDENTS there is no readdirplus, and nothing is submitted to
+/// find out: the answer carries GETDENTS' own reason.
+#[test]
+fn no_getdents_means_no_readdirplus() {
+    if std::env::var_os(PLUS_ENV_VAR).is_some() {
+        println!("skipped: {PLUS_ENV_VAR} is set, and answers first");
+        return;
+    }
+    let mut ring = IoUring::new(2).unwrap();
+    for choice in [Choice::Off, Choice::Opcode(opcode::Nop::CODE)] {
+        let support = detect_with(&ring, choice);
+        let plus = detect_plus(&support);
+        match &plus {
+            PlusSupport::Unavailable(PlusUnavailable::NoGetdents(why)) => {
+                assert_eq!(*why, support.to_string());
+            }
+            other => panic!("{choice:?}: expected NoGetdents, got {other:?}"),
+        }
+        assert_eq!(plus.opcode(), None);
+        let message = plus.to_string();
+        assert!(
+            message.starts_with("readdirplus unavailable: IORING_OP_GETDENTS unavailable"),
+            "{message}"
+        );
     }
     assert_eq!(ring.completion().len(), 0);
 }

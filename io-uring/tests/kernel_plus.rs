@@ -1,0 +1,641 @@
+//! What the patched kernel's readdirplus (GETDENTS with
+//! `IORING_GETDENTS_PLUS`) does, checked through this crate against
+//! `getdents64(2)` and `statx(2)` on directories the tests make (under
+//! `TMPDIR`, so kernel/test-vm runs them on tmpfs and on ext4).
+//!
+//! On a kernel without the mode, each test prints "skipped: ..." and
+//! passes, unless `IO_URING_GETDENTS_REQUIRE=1` (set in the test VM), which
+//! makes it fail.
+
+use std::ffi::CString;
+use std::fs;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use io_uring_getdents::cqe;
+use io_uring_getdents::detect::{self, PlusSupport};
+use io_uring_getdents::dirent::{
+    DirentIter, FileType, HEADER_LEN, MIN_RECORD_LEN as PLAIN_MIN_RECORD_LEN, RECORD_ALIGN,
+};
+use io_uring_getdents::io_uring::{squeue, types, IoUring};
+use io_uring_getdents::opcode::{GetDents, Target};
+use io_uring_getdents::plus::{DirentPlusIter, MIN_RECORD_LEN, TAIL_LEN};
+use io_uring_getdents::syscall::{getdents64, seek_dir, statx};
+
+const REQUIRE_VAR: &str = "IO_URING_GETDENTS_REQUIRE";
+
+/// The fields asked for: all the basic ones and the birth time.
+const MASK: u32 = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
+
+/// The largest read whose records are all the user buffer's limit: the
+/// kernel reads names into 16 KiB of its own first, which for larger
+/// buffers may end a read before the user buffer is full.
+const EXACT_FIT_MAX: usize = 16 * 1024;
+
+fn required() -> bool {
+    std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
+}
+
+/// The GETDENTS opcode to submit readdirplus with, or `None` (after
+/// printing why) when the kernel lacks the mode and the test VM did not
+/// require it.
+fn plus_opcode() -> Option<u8> {
+    match detect::plus_cached() {
+        PlusSupport::Available { opcode } => Some(*opcode),
+        PlusSupport::Unavailable(why) if required() => {
+            panic!("{REQUIRE_VAR}=1 but readdirplus is unavailable: {why}")
+        }
+        other => {
+            println!("skipped: {other}");
+            None
+        }
+    }
+}
+
+/// One plain record: inode, d_off, d_type, name.
+type Plain = (u64, u64, u8, Vec<u8>);
+
+/// One readdirplus record.
+#[derive(Clone, Debug)]
+struct Plus {
+    plain: Plain,
+    /// The statx, or the (positive) errno in its place.
+    stat: Result<libc::statx, i32>,
+}
+
+impl Plus {
+    fn name(&self) -> &[u8] {
+        &self.plain.3
+    }
+
+    fn off(&self) -> u64 {
+        self.plain.1
+    }
+}
+
+/// The size of a plain record holding `name`, as the kernel lays it out.
+fn plain_reclen(name: &[u8]) -> usize {
+    (HEADER_LEN + name.len() + 1).next_multiple_of(RECORD_ALIGN)
+}
+
+fn parse_plus(buf: &[u8]) -> Vec<Plus> {
+    DirentPlusIter::new(buf)
+        .map(|entry| {
+            let entry = entry.expect("the kernel wrote a malformed readdirplus record");
+            Plus {
+                plain: (
+                    entry.ino(),
+                    entry.offset(),
+                    entry.d_type(),
+                    entry.name_bytes().to_vec(),
+                ),
+                stat: entry
+                    .stat()
+                    .map_err(|e| e.raw_os_error().expect("an errno")),
+            }
+        })
+        .collect()
+}
+
+/// The whole directory as getdents64 lists it from position 0.
+fn reference(dir: &fs::File) -> Vec<Plain> {
+    seek_dir(dir.as_fd(), 0).expect("lseek on the directory");
+    let mut buf = vec![0u8; 1 << 20];
+    let mut records = Vec::new();
+    loop {
+        let n = getdents64(dir.as_fd(), &mut buf).expect("getdents64");
+        if n == 0 {
+            return records;
+        }
+        for entry in DirentIter::new(&buf[..n]) {
+            let entry = entry.expect("getdents64 wrote a malformed record");
+            records.push((
+                entry.ino(),
+                entry.offset(),
+                entry.d_type(),
+                entry.name_bytes().to_vec(),
+            ));
+        }
+    }
+}
+
+fn plains(records: &[Plus]) -> Vec<Plain> {
+    records.iter().map(|r| r.plain.clone()).collect()
+}
+
+/// `statx(2)` of `name` in `dir` as readdirplus makes it.
+fn statx_of(dir: &fs::File, name: &[u8]) -> Result<libc::statx, i32> {
+    let name = CString::new(name).unwrap();
+    statx(Some(dir.as_fd()), &name, libc::AT_NO_AUTOMOUNT, MASK)
+        .map_err(|e| e.raw_os_error().expect("an errno"))
+}
+
+/// Asserts that `got` and `want` agree in every field that does not change
+/// while nothing writes to the files (all but the access time).
+fn assert_same_stable_fields(got: &libc::statx, want: &libc::statx, what: &str) {
+    macro_rules! same {
+        ($($field:ident).+) => {
+            assert_eq!(
+                got.$($field).+,
+                want.$($field).+,
+                "{what}: {}",
+                stringify!($($field).+)
+            )
+        };
+    }
+    assert_eq!(
+        got.stx_mask & MASK,
+        want.stx_mask & MASK,
+        "{what}: stx_mask"
+    );
+    same!(stx_ino);
+    same!(stx_mode);
+    same!(stx_nlink);
+    same!(stx_uid);
+    same!(stx_gid);
+    same!(stx_size);
+    same!(stx_blocks);
+    same!(stx_blksize);
+    same!(stx_attributes);
+    same!(stx_attributes_mask);
+    same!(stx_rdev_major);
+    same!(stx_rdev_minor);
+    same!(stx_dev_major);
+    same!(stx_dev_minor);
+    same!(stx_mtime.tv_sec);
+    same!(stx_mtime.tv_nsec);
+    same!(stx_ctime.tv_sec);
+    same!(stx_ctime.tv_nsec);
+    if want.stx_mask & libc::STATX_BTIME != 0 {
+        same!(stx_btime.tv_sec);
+        same!(stx_btime.tv_nsec);
+    }
+}
+
+/// Asserts that `record` carries what `statx(2)` gives for its name in
+/// `dir` (`.` included), or `EOPNOTSUPP` for `..`, and that its `d_type`
+/// agrees with the mode.
+fn assert_carries_statx_of_its_name(dir: &fs::File, record: &Plus) {
+    let what = String::from_utf8_lossy(record.name()).into_owned();
+    if record.name() == b".." {
+        assert_eq!(record.stat.err(), Some(libc::EOPNOTSUPP), "..");
+        return;
+    }
+    let got = record
+        .stat
+        .unwrap_or_else(|errno| panic!("{what}: errno {errno} instead of a statx"));
+    let want = statx_of(dir, record.name()).expect("statx(2) of a listed name");
+    assert_same_stable_fields(&got, &want, &what);
+    let d_type = FileType::from_d_type(record.plain.2);
+    if d_type != FileType::Unknown {
+        assert_eq!(FileType::from_mode(got.stx_mode.into()), d_type, "{what}");
+    }
+}
+
+/// A directory with regular files of several sizes (names of 1 to 255
+/// bytes, so records of every length), a file with three names, a
+/// symbolic link, a FIFO and a subdirectory with a directory in it.
+fn make_tree(parent: &Path, files: usize) -> PathBuf {
+    let dir = parent.join("tree");
+    fs::create_dir(&dir).unwrap();
+    for i in 0..files {
+        let stem = format!("{i:04}-");
+        let len = (1 + (i * 37) % 255).max(stem.len());
+        let name: String = stem
+            .chars()
+            .chain(std::iter::repeat('n'))
+            .take(len)
+            .collect();
+        fs::write(dir.join(name), vec![b'x'; i * 300]).unwrap();
+    }
+    fs::write(dir.join("a"), b"three names").unwrap();
+    fs::hard_link(dir.join("a"), dir.join("a-second")).unwrap();
+    fs::hard_link(dir.join("a"), dir.join("a-third")).unwrap();
+    fs::write(dir.join("L".repeat(255)), b"the longest name").unwrap();
+    std::os::unix::fs::symlink("sub", dir.join("link")).unwrap();
+    fs::create_dir_all(dir.join("sub/inner")).unwrap();
+    let fifo = CString::new(dir.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: `fifo` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    dir
+}
+
+/// Submits one readdirplus GETDENTS and waits for its result and flags.
+fn plus_once(
+    ring: &mut IoUring,
+    opcode: u8,
+    fd: Target,
+    buf: &mut [u8],
+    offset: u64,
+    mask: u32,
+) -> (i32, u32) {
+    let sqe = GetDents::new(fd, buf.as_mut_ptr(), buf.len() as u32)
+        .offset(offset)
+        .opcode(opcode)
+        .plus(mask)
+        .build()
+        .user_data(17);
+    submit_and_reap(ring, sqe)
+}
+
+fn submit_and_reap(ring: &mut IoUring, sqe: squeue::Entry) -> (i32, u32) {
+    // SAFETY: every buffer and descriptor named by `sqe` is borrowed by the
+    // caller for the whole call, and we wait here for the completion.
+    unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
+    ring.submit_and_wait(1).expect("io_uring_enter");
+    let cqe = ring.completion().next().expect("a completion");
+    assert_eq!(cqe.user_data(), sqe.get_user_data());
+    (cqe.result(), cqe.flags())
+}
+
+/// The file's position, as `lseek(fd, 0, SEEK_CUR)` gives it.
+fn position(dir: &fs::File) -> u64 {
+    // SAFETY: lseek on a descriptor `dir` keeps open; no memory is passed.
+    let pos = unsafe { libc::lseek(dir.as_raw_fd(), 0, libc::SEEK_CUR) };
+    assert!(pos >= 0, "lseek: {}", std::io::Error::last_os_error());
+    pos as u64
+}
+
+/// The plain records a readdirplus read from `offset` into `len` bytes must
+/// return: those after the entry whose d_off is `offset`, as many as fit
+/// with their tails.
+fn expected_from(all: &[Plain], offset: u64, len: usize) -> &[Plain] {
+    let start = match offset {
+        0 => 0,
+        _ => all.iter().position(|r| r.1 == offset).expect("a d_off") + 1,
+    };
+    let mut used = 0;
+    let fitting = all[start..]
+        .iter()
+        .take_while(|r| {
+            used += plain_reclen(&r.3) + TAIL_LEN;
+            used <= len
+        })
+        .count();
+    &all[start..start + fitting]
+}
+
+/// Lists `dir` with readdirplus reads of `len` bytes made by `read(offset,
+/// buf)` (which returns the completion's result and flags), each from the
+/// last record's d_off, until one returns 0. Asserts along the way that
+/// each read holds the records getdents64 lists after that offset (exactly
+/// those that fit, up to [`EXACT_FIT_MAX`]), that the file's position is
+/// left after the last one, and that `IORING_CQE_F_DIR_EOF` is set on the
+/// last read with records and on the read of 0 bytes, and on no other.
+fn list_chained(
+    dir: &fs::File,
+    all: &[Plain],
+    len: usize,
+    mut read: impl FnMut(u64, &mut [u8]) -> (i32, u32),
+) -> Vec<Plus> {
+    let mut buf = vec![0u8; len];
+    let (mut got, mut offset) = (Vec::<Plus>::new(), 0);
+    loop {
+        let (res, flags) = read(offset, &mut buf);
+        assert!(
+            res >= 0,
+            "readdirplus from {offset} into {len} bytes: {res}"
+        );
+        if res == 0 {
+            assert!(cqe::dir_eof(flags), "a read of 0 bytes without the flag");
+            break;
+        }
+        let records = parse_plus(&buf[..res as usize]);
+        assert!(!records.is_empty());
+        let expected = expected_from(all, offset, len);
+        if len <= EXACT_FIT_MAX {
+            assert_eq!(plains(&records), expected, "buffer of {len} bytes");
+        } else {
+            assert!(
+                records.len() <= expected.len(),
+                "more than fits in {len} bytes"
+            );
+            assert_eq!(
+                plains(&records),
+                expected[..records.len()],
+                "buffer of {len} bytes"
+            );
+        }
+        got.extend(records);
+        assert_eq!(
+            cqe::dir_eof(flags),
+            got.len() == all.len(),
+            "the flag on a read ending at record {} of {} (buffer {len})",
+            got.len(),
+            all.len()
+        );
+        offset = got.last().unwrap().off();
+        assert_eq!(position(dir), offset);
+        assert!(
+            got.len() <= all.len(),
+            "more records than the directory has"
+        );
+    }
+    assert_eq!(plains(&got), all, "buffer of {len} bytes");
+    got
+}
+
+#[test]
+fn every_record_carries_the_statx_of_its_name() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 120);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(4).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+    let largest = all.iter().map(|r| plain_reclen(&r.3)).max().unwrap() + TAIL_LEN;
+    assert_eq!(largest, 280 + TAIL_LEN, "the 255-byte name's record");
+
+    for len in [largest, 1000, 4096, 65536] {
+        let got = list_chained(&dir, &all, len, |offset, buf| {
+            plus_once(&mut ring, opcode, fd, buf, offset, MASK)
+        });
+        for record in &got {
+            assert_carries_statx_of_its_name(&dir, record);
+        }
+        // "." is the directory, and the three names one file.
+        let by_name = |name: &[u8]| got.iter().find(|r| r.name() == name).unwrap();
+        let own = statx(Some(dir.as_fd()), c"", libc::AT_EMPTY_PATH, MASK).unwrap();
+        assert_eq!(by_name(b".").stat.unwrap().stx_ino, own.stx_ino);
+        let a = by_name(b"a").stat.unwrap();
+        assert_eq!(a.stx_nlink, 3);
+        for other in [&b"a-second"[..], b"a-third"] {
+            assert_eq!(by_name(other).stat.unwrap().stx_ino, a.stx_ino);
+        }
+        let link = by_name(b"link").stat.unwrap();
+        assert_eq!(u32::from(link.stx_mode) & libc::S_IFMT, libc::S_IFLNK);
+        assert_eq!(link.stx_size, 3, "the link itself, not \"sub\"");
+    }
+
+    // A read from each d_off, in an order that never matches where the
+    // last read left the file, returns what follows that entry.
+    let mut buf = vec![0u8; 2000];
+    for record in all.iter().rev().step_by(3) {
+        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, record.1, MASK);
+        assert!(res >= 0, "readdirplus from {}: {res}", record.1);
+        let records = parse_plus(&buf[..res as usize]);
+        assert_eq!(plains(&records), expected_from(&all, record.1, buf.len()));
+    }
+}
+
+#[test]
+fn reads_at_minus_one_list_the_directory_in_order() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(make_tree(tmp.path(), 60)).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(4).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+    seek_dir(dir.as_fd(), 0).unwrap();
+    // Each read ignores the offset list_chained passes and goes on from the
+    // file's position, which list_chained checks is the last d_off.
+    let got = list_chained(&dir, &all, 1500, |_, buf| {
+        plus_once(&mut ring, opcode, fd, buf, u64::MAX, MASK)
+    });
+    for record in &got {
+        assert_carries_statx_of_its_name(&dir, record);
+    }
+}
+
+#[test]
+fn a_registered_file_reads_like_a_plain_fd() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(make_tree(tmp.path(), 20)).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(4).unwrap();
+    ring.submitter()
+        .register_files(&[dir.as_raw_fd()])
+        .expect("IORING_REGISTER_FILES");
+    let fixed = Target::from(types::Fixed(0));
+    let got = list_chained(&dir, &all, 4096, |offset, buf| {
+        plus_once(&mut ring, opcode, fixed, buf, offset, MASK)
+    });
+    for record in &got {
+        assert_carries_statx_of_its_name(&dir, record);
+    }
+}
+
+#[test]
+fn a_buffer_smaller_than_one_record_is_einval() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(tmp.path()).unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+    let mut buf = vec![0u8; MIN_RECORD_LEN];
+    // Room for a plain record of "." (24 bytes) is not room for its tail.
+    for len in [
+        0,
+        1,
+        PLAIN_MIN_RECORD_LEN,
+        MIN_RECORD_LEN - 8,
+        MIN_RECORD_LEN - 1,
+    ] {
+        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf[..len], 0, MASK);
+        assert_eq!(res, -libc::EINVAL, "a buffer of {len} bytes");
+    }
+    // The smallest record is "."'s, and it fits exactly.
+    let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, 0, MASK);
+    assert_eq!(res, MIN_RECORD_LEN as i32);
+    let records = parse_plus(&buf);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].name(), b".");
+    assert_carries_statx_of_its_name(&dir, &records[0]);
+}
+
+#[test]
+fn a_reserved_mask_bit_or_an_unknown_flag_is_einval() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fs::File::open(tmp.path()).unwrap();
+    let mut ring = IoUring::new(4).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+    let mut buf = vec![0u8; 4096];
+    // STATX__RESERVED, bit 31, as statx(2) refuses it.
+    let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, 0, 1 << 31);
+    assert_eq!(res, -libc::EINVAL, "STATX__RESERVED");
+    // Every other mask is taken, as statx(2) takes it.
+    let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, 0, 0);
+    assert!(res > 0, "mask 0: {res}");
+    // A flag beside IORING_GETDENTS_PLUS in rw_flags (bytes 28-31), kept
+    // free for later flags.
+    let valid = GetDents::new(fd, buf.as_mut_ptr(), 4096)
+        .opcode(opcode)
+        .plus(MASK)
+        .build()
+        .user_data(4);
+    // SAFETY: `squeue::Entry` is a `#[repr(C)]` wrapper of the 64-byte
+    // io_uring_sqe made of integers only, so it converts to bytes and back
+    // with every bit pattern valid.
+    let mut bytes = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(valid) };
+    bytes[28..32]
+        .copy_from_slice(&(io_uring_getdents::opcode::GETDENTS_PLUS | 1 << 1).to_ne_bytes());
+    // SAFETY: as above.
+    let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
+    assert_eq!(
+        submit_and_reap(&mut ring, sqe).0,
+        -libc::EINVAL,
+        "rw_flags bit 1"
+    );
+    // The kernel wrote through `buf` only while it was alive.
+    drop(buf);
+}
+
+/// Runs `f` with a ring of its own on a thread whose credentials cannot
+/// search a directory of mode 0o600 owned by the caller: as root, a thread
+/// that has switched to `nobody` (65534) alone, which drops its
+/// capabilities, so the rest of the test process keeps its own; otherwise
+/// the caller's. The ring is set up before the switch (a
+/// `kernel.io_uring_disabled` of 1 would refuse `nobody` one); its
+/// requests run as the thread that submits them.
+fn without_search_permission<T: Send>(f: impl FnOnce(&mut IoUring) -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let mut ring = IoUring::new(4).unwrap();
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } == 0 {
+                    // The raw system calls change this thread's credentials
+                    // only; glibc's setresuid() would change every thread's.
+                    // SAFETY: no memory is passed; the thread ends with `f`.
+                    let gid = unsafe { libc::syscall(libc::SYS_setresgid, 65534, 65534, 65534) };
+                    assert_eq!(gid, 0, "setresgid: {}", std::io::Error::last_os_error());
+                    // SAFETY: as above.
+                    let uid = unsafe { libc::syscall(libc::SYS_setresuid, 65534, 65534, 65534) };
+                    assert_eq!(uid, 0, "setresuid: {}", std::io::Error::last_os_error());
+                }
+                f(&mut ring)
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+#[test]
+fn without_search_permission_every_record_carries_eacces() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 10);
+    // Opened while readable, then made unsearchable: the names can still
+    // be read through the descriptor, but no name can be looked up.
+    let dir = fs::File::open(&path).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    let all = reference(&dir);
+    let got = without_search_permission(|ring| {
+        if statx_of(&dir, b"a").err() != Some(libc::EACCES) {
+            return None;
+        }
+        let fd = Target::Fd(dir.as_raw_fd());
+        Some(list_chained(&dir, &all, 2000, |offset, buf| {
+            plus_once(ring, opcode, fd, buf, offset, MASK)
+        }))
+    });
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    let Some(got) = got else {
+        // Only if even `nobody` may search it (an unusual security module
+        // or filesystem): nothing to compare with.
+        println!(
+            "skipped: statx(2) of a name in a directory of mode 0o600 does not fail with EACCES"
+        );
+        return;
+    };
+    // "." and ".." too: the kernel checks search permission once per read,
+    // before any lookup.
+    for record in &got {
+        assert_eq!(
+            record.stat.err(),
+            Some(libc::EACCES),
+            "{}",
+            String::from_utf8_lossy(record.name())
+        );
+    }
+}
+
+#[test]
+fn an_entry_removed_between_reads_has_no_record_or_enoent() {
+    let Some(opcode) = plus_opcode() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = make_tree(tmp.path(), 40);
+    let dir = fs::File::open(&path).unwrap();
+    let all = reference(&dir);
+    let mut ring = IoUring::new(4).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+
+    // A first read of a few records, then every other name not yet listed
+    // (but no directory) is removed, and the listing goes on from d_off.
+    let mut buf = vec![0u8; 1200];
+    let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, 0, MASK);
+    assert!(res > 0, "first read: {res}");
+    let mut got = parse_plus(&buf[..res as usize]);
+    let removed: Vec<Vec<u8>> = all[got.len()..]
+        .iter()
+        .filter(|r| r.2 != libc::DT_DIR)
+        .step_by(2)
+        .map(|r| r.3.clone())
+        .collect();
+    assert!(removed.len() >= 10);
+    for name in &removed {
+        fs::remove_file(path.join(std::ffi::OsStr::from_bytes(name))).unwrap();
+    }
+    loop {
+        let offset = got.last().unwrap().off();
+        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, offset, MASK);
+        assert!(res >= 0, "readdirplus from {offset}: {res}");
+        if res == 0 {
+            break;
+        }
+        got.extend(parse_plus(&buf[..res as usize]));
+        assert!(
+            got.len() <= all.len(),
+            "more records than the directory had"
+        );
+    }
+
+    // What is listed is the directory as it was, in order, less some of the
+    // removed names; those still listed carry ENOENT. (Not with the same
+    // d_off everywhere: where d_off is the next name's hash, as on ext4, the
+    // record before a removed name says where the next one left is.)
+    let mut rest = all.iter();
+    let same = |r: &Plain, p: &Plain| (r.0, r.2, &r.3) == (p.0, p.2, &p.3);
+    for record in &got {
+        assert!(
+            rest.any(|r| same(r, &record.plain)),
+            "{:?} out of order or unknown",
+            String::from_utf8_lossy(record.name())
+        );
+        if removed.iter().any(|name| name == record.name()) {
+            assert_eq!(record.stat.err(), Some(libc::ENOENT), "a removed name");
+        } else if record.name() != b"." {
+            // (The directory itself changed with the removals.)
+            assert_carries_statx_of_its_name(&dir, record);
+        }
+    }
+    let listed = |name: &Vec<u8>| got.iter().any(|r| r.name() == &name[..]);
+    let kept: Vec<_> = all
+        .iter()
+        .map(|r| &r.3)
+        .filter(|n| !removed.contains(n))
+        .collect();
+    assert!(
+        kept.into_iter().all(listed),
+        "a name that was not removed is missing"
+    );
+}
