@@ -1,4 +1,5 @@
-//! Prints whether the running kernel has IORING_OP_GETDENTS, and why not.
+//! Prints whether the running kernel has IORING_OP_GETDENTS and its
+//! readdirplus mode, and why not.
 //!
 //! ```text
 //! cargo run -p io-uring-getdents --example detect
@@ -6,4 +7,5 @@
 
 fn main() {
     println!("{}", io_uring_getdents::detect::cached());
+    println!("{}", io_uring_getdents::detect::plus_cached());
 }

@@ -11,7 +11,8 @@
 //!   records ([`GetDents::plus`](opcode::GetDents::plus)), which carry each
 //!   entry's `statx` too;
 //! - [`detect`]: whether the running kernel really has the operation,
-//!   checked with a real read, not only the opcode number;
+//!   checked with a real read, not only the opcode number, and its
+//!   readdirplus mode ([`detect::plus_cached`]);
 //! - [`cqe::dir_eof`]: whether a completion says the directory is at its
 //!   end, so that the empty read after it need not be submitted;
 //! - [`syscall::getdents64`]: the plain system call, as reference and
