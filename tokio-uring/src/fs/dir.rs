@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use futures_core::Stream;
-use io_uring_getdents::dirent::DirentIter;
+use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
+use io_uring_getdents::plus::DirentPlusIter;
 use tokio::task::JoinHandle;
 
-use super::builder::Config;
-use super::fallback::{fill, Fill};
+use super::builder::{Config, EntryMetadata};
+use super::fallback::{fill, with_metadata, Fill};
 use super::{
     Backend, ChildName, DirBuilder, DirEntry, DirHandle, FileId, OpenDirFuture, StatxFuture,
 };
@@ -82,7 +83,8 @@ enum Read {
     Idle,
     /// A GETDENTS in flight.
     Ring(InFlightRead),
-    /// A fallback fill on the blocking pool.
+    /// A fallback fill on the blocking pool, or the entry metadata of a
+    /// GETDENTS without readdirplus.
     Thread(JoinHandle<Fill>),
     /// The last read returned 0.
     End,
@@ -251,6 +253,36 @@ impl Dir {
         self.at.config().buffer_size
     }
 
+    /// True when the entries' metadata
+    /// ([`DirBuilder::entry_metadata`]) comes with the reads, from
+    /// GETDENTS in readdirplus mode; false when it comes from a `statx(2)`
+    /// per entry, or was not asked for.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Backend, Dir, STATX_SIZE};
+    ///
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::builder().entry_metadata(STATX_SIZE).open(".").await?;
+    ///     if dir.readdirplus() {
+    ///         assert!(matches!(dir.backend(), Backend::Getdents { .. }));
+    ///     }
+    ///     assert!(!Dir::open(".").await?.readdirplus(), "not asked for");
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn readdirplus(&self) -> bool {
+        matches!(self.at.config().metadata, EntryMetadata::Plus(_))
+    }
+
+    /// Whether batches hold readdirplus records (entry metadata asked
+    /// for, however it is served).
+    fn plus_records(&self) -> bool {
+        self.at.config().metadata != EntryMetadata::None
+    }
+
     /// The next entry; `None` at the end.
     ///
     /// # Errors
@@ -289,14 +321,26 @@ impl Dir {
                 Read::Ring(op) => {
                     let (res, buf, end) = ready!(Pin::new(op).poll(cx));
                     self.read = Read::Idle;
-                    self.finish_read(res, Some(buf), end);
+                    match (res, self.at.config().metadata) {
+                        (Ok(n), EntryMetadata::Statx(mask)) if n > 0 && !self.discard => {
+                            // No readdirplus: stat the entries on the
+                            // blocking pool, one job for the whole read.
+                            let fd = self.at.shared_fd().clone();
+                            self.read = Read::Thread(tokio::task::spawn_blocking(move || {
+                                with_metadata(&fd, buf, n, end, mask)
+                            }));
+                        }
+                        (res, _) => self.finish_read(res, Some(buf), None, end),
+                    }
                 }
                 Read::Thread(task) => {
                     let joined = ready!(Pin::new(task).poll(cx));
                     self.read = Read::Idle;
                     match joined {
-                        Ok(fill) => self.finish_read(fill.res, Some(fill.buf), fill.end),
-                        Err(e) => self.finish_read(Err(io::Error::other(e)), None, false),
+                        Ok(fill) => {
+                            self.finish_read(fill.res, Some(fill.buf), fill.records, fill.end)
+                        }
+                        Err(e) => self.finish_read(Err(io::Error::other(e)), None, None, false),
                     }
                 }
                 Read::End => return Poll::Ready(None),
@@ -308,12 +352,12 @@ impl Dir {
     /// The next entry of the current batch, skipping `.` and `..`.
     fn next_buffered(&mut self) -> Option<io::Result<DirEntry>> {
         let batch = self.batch.as_ref()?;
+        let plus = self.plus_records();
         while self.pos < batch.len() {
-            let mut records = DirentIter::new(&batch[self.pos..]);
-            match records.next() {
-                Some(Ok(record)) => {
+            match first_record(&batch[self.pos..], plus) {
+                Some(Ok((record, len))) => {
                     let start = self.pos;
-                    self.pos += records.position();
+                    self.pos += len;
                     if record.is_dot_or_dotdot() {
                         continue;
                     }
@@ -324,6 +368,7 @@ impl Dir {
                         record.d_type(),
                         record.ino(),
                         record.offset(),
+                        plus.then(|| self.at.shared_path()),
                     )));
                 }
                 Some(Err(e)) => {
@@ -346,19 +391,36 @@ impl Dir {
             .take()
             .unwrap_or_else(|| pool::take(self.at.config().buffer_size));
         let fd = self.at.shared_fd();
+        let metadata = self.at.config().metadata;
         self.read = match self.at.backend() {
-            Backend::Getdents { opcode } => Read::Ring(getdents(fd, buf, self.next_offset, opcode)),
+            Backend::Getdents { opcode } => {
+                let plus = match metadata {
+                    EntryMetadata::Plus(mask) => Some(mask),
+                    EntryMetadata::None | EntryMetadata::Statx(_) => None,
+                };
+                Read::Ring(getdents(fd, buf, self.next_offset, opcode, plus))
+            }
             Backend::Fallback => {
                 let fd = fd.clone();
                 let seek_to = mem::take(&mut self.reposition).then_some(self.next_offset);
-                Read::Thread(tokio::task::spawn_blocking(move || fill(fd, buf, seek_to)))
+                let mask = metadata.mask();
+                Read::Thread(tokio::task::spawn_blocking(move || {
+                    fill(fd, buf, seek_to, mask)
+                }))
             }
         };
     }
 
-    /// Takes in the result of a read of `res` bytes; `end` when the reader
-    /// already saw the end of the directory after them.
-    fn finish_read(&mut self, res: io::Result<usize>, buf: Option<Box<[u8]>>, end: bool) {
+    /// Takes in the result of a read of `res` bytes, in `buf` or, when
+    /// the records were rewritten with their metadata, in `records`; `end`
+    /// when the reader already saw the end of the directory after them.
+    fn finish_read(
+        &mut self,
+        res: io::Result<usize>,
+        buf: Option<Box<[u8]>>,
+        records: Option<Vec<u8>>,
+        end: bool,
+    ) {
         self.buf = buf;
         if mem::take(&mut self.discard) {
             // A seek came while this read was in flight.
@@ -370,7 +432,10 @@ impl Dir {
                 self.release_buffer();
                 return;
             }
-            Ok(n) => self.buf.as_deref().and_then(|buf| buf.get(..n)),
+            Ok(n) => match &records {
+                Some(records) => records.get(..n),
+                None => self.buf.as_deref().and_then(|buf| buf.get(..n)),
+            },
             Err(e) => {
                 self.read = Read::Failed(Some(self.read_error(e)));
                 return;
@@ -394,10 +459,17 @@ impl Dir {
         // comes out of `next_buffered` in order.
         let mut last = None;
         let mut intact = true;
-        for record in DirentIter::new(&batch) {
+        let mut pos = 0;
+        while let Some(record) = first_record(&batch[pos..], self.plus_records()) {
             match record {
-                Ok(record) => last = Some(record.offset()),
-                Err(_) => intact = false,
+                Ok((record, len)) => {
+                    last = Some(record.offset());
+                    pos += len;
+                }
+                Err(_) => {
+                    intact = false;
+                    break;
+                }
             }
         }
         self.batch = Some(batch);
@@ -581,6 +653,20 @@ impl Dir {
     }
 }
 
+/// The first record of `bytes` and its length, in the layout of the
+/// batch: readdirplus records when `plus`, plain ones otherwise.
+fn first_record(bytes: &[u8], plus: bool) -> Option<Result<(Dirent<'_>, usize), ParseError>> {
+    if plus {
+        let mut records = DirentPlusIter::new(bytes);
+        let record = records.next()?;
+        Some(record.map(|r| (r.dirent(), records.position())))
+    } else {
+        let mut records = DirentIter::new(bytes);
+        let record = records.next()?;
+        Some(record.map(|r| (r, records.position())))
+    }
+}
+
 impl Stream for Dir {
     type Item = io::Result<DirEntry>;
 
@@ -620,7 +706,7 @@ mod tests {
 
     use io_uring_getdents::dirent::encode;
 
-    use super::super::{BackendChoice, MIN_BUFFER_SIZE};
+    use super::super::{BackendChoice, Metadata, MIN_BUFFER_SIZE};
     use super::*;
 
     /// Records as a FUSE file system may return them (names of 300 and
@@ -671,7 +757,7 @@ mod tests {
             );
             let mut buf = vec![0u8; MIN_BUFFER_SIZE].into_boxed_slice();
             buf[..records.len()].copy_from_slice(&records);
-            dir.finish_read(Ok(records.len()), Some(buf), true);
+            dir.finish_read(Ok(records.len()), Some(buf), None, true);
             while let Some(entry) = dir.next_buffered() {
                 seen.push(entry.unwrap());
             }
@@ -729,6 +815,118 @@ mod tests {
             }
             got.sort();
             assert_eq!(got, want);
+        });
+    }
+
+    /// Readdirplus records as the kernel writes them (`.` with the
+    /// directory's statx, `..` with EOPNOTSUPP, an entry removed before
+    /// its lookup with ENOENT), taken in by a `Dir` asked for entry
+    /// metadata: the dot entries are skipped, the others carry what the
+    /// record says, and a failed lookup names the entry's path.
+    #[test]
+    fn readdirplus_records_give_each_entry_its_metadata() {
+        use io_uring_getdents::plus::encode_plus;
+        use io_uring_getdents::syscall::statx;
+
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("file"), b"12345").unwrap();
+        let file = std::fs::File::open(tmp.path()).unwrap();
+        let stat = |name: &std::ffi::CStr| {
+            statx(Some(file.as_fd()), name, 0, libc::STATX_BASIC_STATS).unwrap()
+        };
+        let (dot, stx) = (stat(c"."), stat(c"file"));
+        let mut records = Vec::new();
+        encode_plus(&mut records, dot.stx_ino, 1, libc::DT_DIR, b".", Ok(&dot));
+        encode_plus(
+            &mut records,
+            2,
+            2,
+            libc::DT_DIR,
+            b"..",
+            Err(libc::EOPNOTSUPP),
+        );
+        encode_plus(
+            &mut records,
+            stx.stx_ino,
+            3,
+            libc::DT_REG,
+            b"file",
+            Ok(&stx),
+        );
+        encode_plus(
+            &mut records,
+            99,
+            4,
+            libc::DT_REG,
+            b"gone",
+            Err(libc::ENOENT),
+        );
+
+        let mut config = DirBuilder::new()
+            .backend(BackendChoice::Fallback)
+            .entry_metadata(libc::STATX_BASIC_STATS)
+            .config(tmp.path())
+            .unwrap();
+        // The kernel's layout, whichever backend this host has.
+        config.metadata = EntryMetadata::Plus(libc::STATX_BASIC_STATS);
+        let mut dir = Dir::from_parts(file.into(), Arc::from(tmp.path()), config);
+        assert!(dir.readdirplus());
+        let mut buf = vec![0u8; records.len()].into_boxed_slice();
+        buf.copy_from_slice(&records);
+        dir.finish_read(Ok(records.len()), Some(buf), None, true);
+        let got: Vec<DirEntry> = std::iter::from_fn(|| dir.next_buffered())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(got.len(), 2, "`.` and `..` are skipped: {got:?}");
+        let meta = got[0].metadata().unwrap().unwrap();
+        assert_eq!(meta, Metadata::from_statx(&stx));
+        assert_eq!(meta.size(), 5);
+        let gone = got[1].metadata().unwrap().unwrap_err();
+        assert_eq!(gone.kind(), io::ErrorKind::NotFound);
+        let named = tmp.path().join("gone").display().to_string();
+        assert!(gone.to_string().contains(&named), "{gone}");
+    }
+
+    /// A kernel with GETDENTS but without readdirplus: each read's entries
+    /// are stat'ed on the blocking pool right after it, and every entry
+    /// carries what `statx(2)` gives, as on the other backends.
+    #[test]
+    fn getdents_without_readdirplus_stats_each_read_s_entries() {
+        let Some(opcode) = io_uring_getdents::detect::cached().opcode() else {
+            let why = io_uring_getdents::detect::cached();
+            assert!(
+                std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() != Ok("1"),
+                "IO_URING_GETDENTS_REQUIRE=1 but {why}"
+            );
+            eprintln!("skipped: {why}");
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..200 {
+            std::fs::write(tmp.path().join(format!("file-{i}")), vec![1; i]).unwrap();
+        }
+        let mut config = DirBuilder::new()
+            .backend(BackendChoice::Getdents)
+            .buffer_size(MIN_BUFFER_SIZE)
+            .entry_metadata(libc::STATX_BASIC_STATS)
+            .config(tmp.path())
+            .unwrap();
+        assert!(matches!(config.backend, Backend::Getdents { opcode: o } if o == opcode));
+        config.metadata = EntryMetadata::Statx(libc::STATX_BASIC_STATS);
+        tokio_uring::start(async {
+            let file = std::fs::File::open(tmp.path()).unwrap();
+            let mut dir = Dir::from_parts(file.into(), Arc::from(tmp.path()), config);
+            assert!(!dir.readdirplus());
+            let mut seen = 0;
+            while let Some(entry) = dir.next().await {
+                let entry = entry.unwrap();
+                let meta = entry.metadata().unwrap().unwrap();
+                let want = std::fs::symlink_metadata(tmp.path().join(entry.file_name())).unwrap();
+                assert_eq!(meta.ino(), std::os::unix::fs::MetadataExt::ino(&want));
+                assert_eq!(meta.size(), want.len());
+                seen += 1;
+            }
+            assert_eq!(seen, 200);
         });
     }
 }

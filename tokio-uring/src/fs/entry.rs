@@ -2,11 +2,16 @@
 
 use std::ffi::{CStr, OsStr};
 use std::fmt;
+use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::Arc;
 
 use io_uring_getdents::dirent::{FileType, HEADER_LEN};
+use io_uring_getdents::plus::DirentPlusIter;
 
+use super::Metadata;
+use crate::error::PathError;
 use crate::op::name::CName;
 
 /// An entry read from a [`Dir`](super::Dir): name, inode number, type and
@@ -15,7 +20,10 @@ use crate::op::name::CName;
 /// Entries of one read share a single buffer (a copy of what the kernel
 /// wrote), so producing an entry allocates nothing; an entry keeps its
 /// batch alive, a few kilobytes at most. Copy the name
-/// (`file_name().to_owned()`) to keep names for long.
+/// (`file_name().to_owned()`) to keep names for long. With
+/// [`DirBuilder::entry_metadata`](super::DirBuilder::entry_metadata), the
+/// batch holds each entry's `statx` too, and [`metadata`](DirEntry::metadata)
+/// reads it from there.
 ///
 /// # Example
 ///
@@ -44,6 +52,9 @@ pub struct DirEntry {
     d_type: u8,
     ino: u64,
     offset: u64,
+    /// With entry metadata: the directory's path (for errors), and a
+    /// batch of readdirplus records, whose `statx` follows the name.
+    plus_in: Option<Arc<Path>>,
 }
 
 impl DirEntry {
@@ -54,6 +65,7 @@ impl DirEntry {
         d_type: u8,
         ino: u64,
         offset: u64,
+        plus_in: Option<Arc<Path>>,
     ) -> DirEntry {
         DirEntry {
             batch,
@@ -64,6 +76,7 @@ impl DirEntry {
             d_type,
             ino,
             offset,
+            plus_in,
         }
     }
 
@@ -100,6 +113,58 @@ impl DirEntry {
     /// next entry, even in a `Dir` opened later on the same directory.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// The entry's metadata, when the `Dir` was opened with
+    /// [`DirBuilder::entry_metadata`](super::DirBuilder::entry_metadata);
+    /// `None` otherwise. The same on every backend: what `statx(2)` of the
+    /// name gave, with the builder's mask, relative to the directory and
+    /// without following a symbolic link. Each call decodes it again from
+    /// the batch (no system call).
+    ///
+    /// # Errors
+    ///
+    /// The errno of the entry's `statx`, naming the directory's path
+    /// joined with the name: `NotFound` when the entry was removed between
+    /// the read and the lookup, `PermissionDenied` when the directory may
+    /// be read but not searched.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::{Dir, STATX_BASIC_STATS};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut dir = Dir::builder().entry_metadata(STATX_BASIC_STATS).open("/etc").await?;
+    ///     while let Some(entry) = dir.next().await {
+    ///         let entry = entry?;
+    ///         match entry.metadata() {
+    ///             Some(Ok(meta)) => println!("{:o} {:?}", meta.mode(), entry.file_name()),
+    ///             Some(Err(e)) => println!("{e}"),
+    ///             None => unreachable!("asked for"),
+    ///         }
+    ///     }
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn metadata(&self) -> Option<io::Result<Metadata>> {
+        let dir = self.plus_in.as_ref()?;
+        // The record was checked when the entry was made; the check runs
+        // again, on the one record, rather than trust an offset.
+        let record = DirentPlusIter::new(&self.batch[self.record as usize..]).next();
+        let stat = match record {
+            Some(Ok(record)) => record.stat(),
+            Some(Err(e)) => Err(e.into()),
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "no readdirplus record where the entry was read",
+            )),
+        };
+        Some(
+            stat.map(|stx| Metadata::from_statx(&stx))
+                .map_err(|e| PathError::wrap("stat", dir.join(self.file_name()), e)),
+        )
     }
 
     /// The name, pointing into the shared batch (no copy).

@@ -38,8 +38,15 @@ impl OneshotOutputTransform for ReadDone {
 pub(crate) type InFlightRead = InFlightOneshot<ReadData, ReadDone>;
 
 /// Submits a read of `buf.len()` bytes of records from directory position
-/// `offset`.
-pub(crate) fn getdents(fd: &SharedFd, buf: Box<[u8]>, offset: u64, opcode: u8) -> InFlightRead {
+/// `offset`; with `plus`, readdirplus records with the `statx` of this
+/// mask (only where detection confirmed the mode).
+pub(crate) fn getdents(
+    fd: &SharedFd,
+    buf: Box<[u8]>,
+    offset: u64,
+    opcode: u8,
+    plus: Option<u32>,
+) -> InFlightRead {
     // Tied to the running runtime: freed only while it runs (see
     // `KernelBox`).
     let mut buf = KernelBox::new(buf);
@@ -48,10 +55,15 @@ pub(crate) fn getdents(fd: &SharedFd, buf: Box<[u8]>, offset: u64, opcode: u8) -
     // boxed slice's heap block does not move with its owner, and the block
     // is freed only after the completion (tokio-uring's contract for
     // `stable_data`, which `KernelBox` upholds at runtime shutdown too).
-    let sqe = GetDents::new(types::Fd(fd.raw()), buf.as_mut_ptr().cast::<u8>(), len)
+    let mut read = GetDents::new(types::Fd(fd.raw()), buf.as_mut_ptr().cast::<u8>(), len)
         .offset(offset)
-        .opcode(opcode)
-        .build();
+        .opcode(opcode);
+    if let Some(mask) = plus {
+        // Each entry's statx goes into the same buffer, after its name:
+        // the kernel writes nothing outside the buffer kept alive above.
+        read = read.plus(mask);
+    }
+    let sqe = read.build();
     UnsubmittedOneshot::new(
         ReadData {
             _fd: fd.clone(),

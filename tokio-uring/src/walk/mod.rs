@@ -172,7 +172,9 @@ impl WalkBuilder {
     /// `statx` every entry (relative to its directory, not following
     /// links) with `mask` (`fs::STATX_*` bits); the result is
     /// [`WalkEntry::metadata`]. An entry whose `statx` fails (it was
-    /// removed in between) comes as an error instead.
+    /// removed in between) comes as an error instead. Where the kernel
+    /// has readdirplus, the metadata comes with each directory's reads
+    /// ([`DirBuilder::entry_metadata`]) and no call is made per entry.
     pub fn statx(mut self, mask: u32) -> WalkBuilder {
         self.mask = Some(mask);
         self

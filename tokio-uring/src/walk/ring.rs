@@ -1,6 +1,7 @@
 //! The walk's directory jobs through io_uring: the root's open, and on
 //! kernels with GETDENTS every directory's open, read (GETDENTS) and
-//! `statx` (STATX, 64 in flight).
+//! `statx`: with the read where the kernel has readdirplus, as STATX (64
+//! in flight) elsewhere.
 
 use std::io;
 use std::rc::Rc;
@@ -17,6 +18,11 @@ pub(super) async fn open_root(
     mask: Option<u32>,
 ) -> io::Result<Box<(Dir, WalkEntry)>> {
     let path = node.path();
+    // Every directory of the walk inherits this from the root.
+    let builder = match mask {
+        Some(mask) => builder.entry_metadata_if_plus(mask | STATX_TYPE),
+        None => builder,
+    };
     let dir = builder.open(&path).await?;
     let metadata = match mask {
         Some(mask) => Some(dir.metadata(mask | STATX_TYPE).await?),
@@ -83,6 +89,8 @@ pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -
     // put a million operations on the ring at once.
     for batch in entries.chunks(64) {
         let stats: Vec<Option<io::Result<Metadata>>> = match mask {
+            // Readdirplus brought every entry's statx with the read.
+            Some(_) if dir.readdirplus() => batch.iter().map(DirEntry::metadata).collect(),
             Some(mask) => futures_util::future::join_all(
                 batch.iter().map(|e| handle.statx(e, mask | STATX_TYPE)),
             )
