@@ -40,6 +40,7 @@ use io_uring_getdents::cqe;
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
+use io_uring_getdents::plus::DirentPlusIter;
 use io_uring_getdents::syscall::{getdents64, seek_dir};
 
 use crate::engine::{report_failure, window_full, Shared, Worker, WINDOW_ENTRIES};
@@ -144,6 +145,9 @@ struct Pool<'a> {
     links: Option<Links>,
     /// The GETDENTS opcode when the kernel has it.
     getdents: Option<u8>,
+    /// Whether its reads return each entry's statx too (readdirplus): then
+    /// an entry needs no STATX of its own.
+    plus: bool,
     /// Directories each worker may keep in flight (descriptors allowing).
     dirs_per_worker: usize,
     /// Set once a read blocked on the disk.
@@ -179,6 +183,7 @@ pub(crate) fn walk(
             Links::new(&shared.mount_names)
         },
         getdents: io_uring_getdents::detect::cached().opcode(),
+        plus: io_uring_getdents::detect::plus_cached().opcode().is_some(),
         dirs_per_worker: 1 + extra / max,
         cold: AtomicBool::new(false),
         caller: std::thread::current().id(),
@@ -255,6 +260,9 @@ struct Batch {
     fd: Arc<OwnedFd>,
     names: Vec<u8>,
     ents: Vec<Ent>,
+    /// What readdirplus gave for the first `stats.len()` entries of `ents`
+    /// (all of them, unless the reading finished with `getdents64`).
+    stats: Vec<PlusStat>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
     /// Parts not yet done: the reader's own and the chunks handed out;
@@ -291,6 +299,8 @@ struct Reading {
     link_dev: Option<u64>,
     names: Vec<u8>,
     ents: Vec<Ent>,
+    /// Readdirplus's statx of each entry so far, in the order of `ents`.
+    stats: Vec<PlusStat>,
     /// The kernel writes here until the completion arrives.
     buf: Box<[UnsafeCell<u8>]>,
     offset: u64,
@@ -307,6 +317,10 @@ struct Reading {
 
 /// One statx result, written by the kernel.
 type StatxBuf = UnsafeCell<MaybeUninit<libc::statx>>;
+
+/// An entry's statx from readdirplus, or the errno `statx` of its name
+/// gives.
+type PlusStat = Result<Stat, i32>;
 
 /// One worker thread: its ring, its directories in flight, its stack.
 struct Walker<'p> {

@@ -378,3 +378,52 @@ fn a_failed_stat_does_not_cancel_the_rest_of_its_chain() {
     let baseline = syscall_calls("statx", None, &whole).expect("strace ran before");
     assert_eq!(statx_calls, baseline, "direct statx calls");
 }
+
+/// `traverse --json --engine uring ARGS PATH` with readdirplus turned off
+/// (`IO_URING_GETDENTS_PLUS=off`: a STATX request per entry) or left to
+/// detection.
+fn uring_totals(path: &Path, plus: bool, args: &[&str]) -> Totals {
+    let mut cmd = Command::new(bin());
+    cmd.args(["--json", "--engine", "uring"])
+        .args(args)
+        .arg(path);
+    if !plus {
+        cmd.env("IO_URING_GETDENTS_PLUS", "off");
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "plus {plus}: {stderr}");
+    parse_json(String::from_utf8(out.stdout).unwrap().trim_end()).1
+}
+
+/// With readdirplus (each entry's statx comes with the GETDENTS read, no
+/// STATX request) and without it, the totals are du's: hard links counted
+/// once or each time, symlinks, FIFOs, empty files, a large directory
+/// shared out in chunks. In the test VM (`IO_URING_GETDENTS_REQUIRE=1`)
+/// readdirplus must be there; elsewhere both runs take the same path.
+#[test]
+fn readdirplus_and_statx_requests_give_the_totals_of_du() {
+    let plus = io_uring_getdents::detect::plus_cached();
+    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+        assert!(plus.opcode().is_some(), "{plus}");
+    }
+    let env = TestEnv::new();
+    let t = tree_of_waiting_parents(&env);
+    let linked = env.file("fds/linked/a", 5000);
+    for i in 0..3 {
+        fs::hard_link(&linked, t.join(format!("linked/b{i}"))).unwrap();
+    }
+    symlink("linked/a", t.join("to-a")).unwrap();
+    let fifo = CString::new(t.join("fifo").as_os_str().as_bytes()).unwrap();
+    // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    env.file("fds/empty", 0);
+    for (args, count_links) in [(&[][..], false), (&["--count-links"][..], true)] {
+        let want = reference(&t, count_links, false);
+        for jobs in ["1", "3"] {
+            let args: Vec<&str> = args.iter().copied().chain(["-j", jobs]).collect();
+            assert_eq!(uring_totals(&t, true, &args), want, "readdirplus {args:?}");
+            assert_eq!(uring_totals(&t, false, &args), want, "STATX {args:?}");
+        }
+    }
+}

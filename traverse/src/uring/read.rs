@@ -91,6 +91,7 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names: Vec::new(),
                 ents: Vec::new(),
+                stats: Vec::new(),
                 buf: self
                     .spare_bufs
                     .pop()
@@ -128,6 +129,7 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names,
                 ents,
+                stats: Vec::new(),
                 buf: Box::default(),
                 offset: 0,
                 submitted: Instant::now(),
@@ -224,15 +226,17 @@ impl<'p> Walker<'p> {
         else {
             unreachable!("only a directory being read is read")
         };
-        let sqe = GetDents::new(
+        let mut read = GetDents::new(
             types::Fd(r.fd.as_raw_fd()),
             UnsafeCell::raw_get(r.buf.as_ptr()),
             r.buf.len() as u32,
         )
         .offset(r.offset)
-        .opcode(code)
-        .build()
-        .user_data(READ_TAG | ai as u64);
+        .opcode(code);
+        if self.pool.plus {
+            read = read.plus(self.pool.shared.config.statx_mask());
+        }
+        let sqe = read.build().user_data(READ_TAG | ai as u64);
         r.submitted = Instant::now();
         *pending += 1;
         // SAFETY: the buffer and the descriptor belong to the active
@@ -279,7 +283,12 @@ impl<'p> Walker<'p> {
             // length).
             let bytes =
                 unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
-            match push_entries(bytes, &mut r.names, &mut r.ents) {
+            let pushed = if self.pool.plus {
+                push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats)
+            } else {
+                push_entries(bytes, &mut r.names, &mut r.ents)
+            };
+            match pushed {
                 // The kernel saw the end: the next read would return 0
                 // (and on ext4 be one more hand-off to io-wq).
                 Ok(Some(_)) if cqe::dir_eof(flags) => r.done = true,
@@ -338,6 +347,35 @@ pub(super) fn push_entries(
             entry.name_bytes(),
             entry.d_type(),
         ));
+    }
+    Ok(offset)
+}
+
+/// [`push_entries`] for readdirplus records: each entry's statx (or the
+/// errno of its lookup) goes to `stats`.
+pub(super) fn push_entries_plus(
+    buf: &[u8],
+    names: &mut Vec<u8>,
+    ents: &mut Vec<Ent>,
+    stats: &mut Vec<PlusStat>,
+) -> io::Result<Option<u64>> {
+    let mut offset = None;
+    for entry in DirentPlusIter::new(buf) {
+        let entry = entry?;
+        offset = Some(entry.offset());
+        if entry.is_dot_or_dotdot() {
+            continue;
+        }
+        ents.push(Ent::push(
+            names,
+            entry.ino(),
+            entry.name_bytes(),
+            entry.d_type(),
+        ));
+        stats.push(match entry.stat() {
+            Ok(stx) => Ok(Stat::from_statx(&stx)),
+            Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+        });
     }
     Ok(offset)
 }

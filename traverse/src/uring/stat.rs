@@ -18,13 +18,15 @@ impl Walker<'_> {
             link_dev,
             names,
             mut ents,
+            stats,
             buf,
             offset,
             more,
             left,
             ..
         } = r;
-        if cold && shared.inode_order(ents.len()) {
+        // Readdirplus stat'ed them already: no order makes that cheaper.
+        if cold && stats.is_empty() && shared.inode_order(ents.len()) {
             ents.sort_unstable_by_key(|e| e.ino);
         }
         let end = ents.len();
@@ -49,6 +51,7 @@ impl Walker<'_> {
                 fd,
                 names,
                 ents,
+                stats,
                 link_dev,
                 left,
             }),
@@ -201,6 +204,11 @@ impl Walker<'_> {
                     batch.dir.add_children(1);
                     self.own.push(child);
                 }
+                continue;
+            }
+            if let Some(stat) = batch.stats.get(i - 1) {
+                let result = (*stat).map_err(io::Error::from_raw_os_error);
+                self.stat_done(ai, &batch, i - 1, result);
                 continue;
             }
             if self.ring.is_none() {

@@ -53,6 +53,7 @@ impl Walker<'_> {
             link_dev,
             names,
             ents,
+            stats: Vec::new(),
             buf,
             offset,
             submitted: Instant::now(),
