@@ -953,7 +953,7 @@ static int inline_child(int dfd)
 	/*
 	 * GETDENTS of a directory in cache completes inline when the read
 	 * needs no seek: tmpfs never waits to read a directory, ext4 and XFS
-	 * read cached blocks without waiting (patches 0004-0006). The
+	 * read cached blocks without waiting (patches 0007-0009). The
 	 * directory was read before, so no atime update is due either.
 	 */
 	for (i = 0; i < 8; i++) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: non-blocking directory reads (kernel/patches 0004-0006). A
+ * Description: non-blocking directory reads (kernel/patches 0007-0009). A
  * GETDENTS of a directory whose blocks are cached completes in the task
  * that submitted it; one of a cold directory goes to an io-wq worker; both
  * return exactly what getdents64(2) returns. kernel/test-vm runs it with
