@@ -1,6 +1,7 @@
 //! Per-directory totals out of the same parallel walk.
 //!
-//! With a breakdown asked for, every [`DirNode`] carries a [`Tally`]: the
+//! With a breakdown asked for, every [`DirNode`] carries a
+//! [`Tally`](crate::tally::Tally): the
 //! sums counted so far in its subtree and how many parts of it are not
 //! done yet (its own reading, which the `threads` and `uring` engines may
 //! share out in chunks, each subdirectory not final yet, and each name of
@@ -21,17 +22,18 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
 use crate::dirpath::DirHandle;
 use crate::file_totals::FileTotals;
 use crate::links::{shard_of, SHARDS};
+use crate::ncdu_tree::NcduDir;
 use crate::node::DirNode;
 use crate::sys::Stat;
-use crate::totals::{disk_bytes, InodeKey, Totals};
+use crate::tally::lock;
+use crate::totals::{InodeKey, Totals};
 
 /// Receives each directory of a walk once its whole subtree is counted:
 /// children before their parent, the root last. Called from the worker
@@ -180,80 +182,6 @@ impl DirTotals<'_> {
     }
 }
 
-/// A directory's share of a breakdown, kept in its [`DirNode`].
-#[derive(Debug)]
-pub(crate) struct Tally {
-    sums: Mutex<Totals>,
-    /// See [`DirTotals::inodes`]: known once hard links are settled.
-    more_names: AtomicU64,
-    /// Parts not done yet (see the module's documentation).
-    left: AtomicUsize,
-    /// Not handed to the visitor: counted under an earlier root.
-    left_out: AtomicBool,
-    /// With an ncdu export: the directory's own fields and what is below.
-    tree: Option<Mutex<NcduDir>>,
-}
-
-impl Tally {
-    /// The tally of a directory not read yet (its reading is the one part
-    /// left), its own stat `own` counted.
-    pub fn new(own: Option<&Stat>, name: &[u8], ncdu: bool) -> Tally {
-        let mut sums = Totals::default();
-        let mut tree = ncdu.then(NcduDir::default);
-        if let Some(tree) = &mut tree {
-            // The name alone until a stat tells more (a subdirectory is
-            // stat'ed once open; if that fails, the name is all there is).
-            tree.info.extend_from_slice(b"\"name\":");
-            json_str(&mut tree.info, name);
-        }
-        if let Some(st) = own {
-            sums.add_stat(st);
-            if let Some(tree) = &mut tree {
-                tree.set_info(name, st);
-            }
-        }
-        Tally {
-            sums: Mutex::new(sums),
-            more_names: AtomicU64::new(0),
-            left: AtomicUsize::new(1),
-            left_out: AtomicBool::new(false),
-            tree: tree.map(Mutex::new),
-        }
-    }
-
-    /// Whether an ncdu tree is built.
-    pub fn ncdu(&self) -> bool {
-        self.tree.is_some()
-    }
-
-    /// Leaves the directory out of the visitor's calls (it was counted
-    /// under an earlier root); what it holds still goes to its parent.
-    pub fn leave_out(&self) {
-        self.left_out.store(true, Ordering::Relaxed);
-    }
-
-    /// One more part to wait for (a subdirectory, a held name).
-    pub fn hold(&self) {
-        self.left.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Adds what a worker counted here.
-    pub fn add(&self, here: &Totals) {
-        *lock(&self.sums) += *here;
-    }
-
-    /// With an ncdu export: the directory's tree, to add to.
-    pub fn tree(&self) -> Option<MutexGuard<'_, NcduDir>> {
-        self.tree.as_ref().map(lock)
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock only means another worker panicked; the walk is
-    // reported as failed then, and the sums stay consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The names met of one hard-linked inode, while the walk runs.
 struct LinkNames {
     /// Size, blocks and mode, from the stat of one of its names (a further
@@ -333,25 +261,17 @@ impl Breakdown {
         let mut cur = dir;
         loop {
             let tally = cur.tally().expect("a breakdown tallies every directory");
-            if tally.left.fetch_sub(1, Ordering::AcqRel) != 1 {
+            if !tally.part_done() {
                 return;
             }
-            let totals = std::mem::take(&mut *lock(&tally.sums));
-            let more_names = tally.more_names.load(Ordering::Acquire);
-            let tree = tally.tree().map(|mut t| {
-                // Kept until the walk ends: without the room grown for more.
-                t.entries.shrink_to_fit();
-                t.dirs.shrink_to_fit();
-                t.totals = totals;
-                std::mem::take(&mut *t)
-            });
+            let (totals, more_names, tree) = tally.take_final();
             let finished = DirTotals {
                 node: cur,
                 totals: &totals,
                 more_names,
                 tree: RefCell::new(tree),
             };
-            if !tally.left_out.load(Ordering::Relaxed) {
+            if !tally.is_left_out() {
                 self.visitor.dir(&finished);
             }
             let tree = finished.tree.into_inner();
@@ -360,7 +280,7 @@ impl Breakdown {
             };
             let ptally = parent.tally().expect("a breakdown tallies every directory");
             ptally.add(&totals);
-            ptally.more_names.fetch_add(more_names, Ordering::AcqRel);
+            ptally.add_more_names(more_names);
             if let (Some(mut ptree), Some(tree)) = (ptally.tree(), tree) {
                 ptree.dirs.push(tree);
             }
@@ -389,7 +309,7 @@ impl Breakdown {
             // one it is counted under, if it is.
             for dir in &names.holders {
                 let tally = dir.tally().expect("a breakdown tallies every directory");
-                tally.more_names.fetch_add(1, Ordering::AcqRel);
+                tally.add_more_names(1);
             }
             // No sizes: no name of it was counted with its stat (one on
             // another filesystem, under -x), nor in the totals.
@@ -399,7 +319,7 @@ impl Breakdown {
                 let dir = &names.first.1;
                 let tally = dir.tally().expect("a breakdown tallies every directory");
                 tally.add(&sizes);
-                tally.more_names.fetch_sub(1, Ordering::AcqRel);
+                tally.name_counted();
                 let first = FileTotals::new(&names.first.0, dir.depth() + 1, mode, size, blocks);
                 self.file(&first);
             }
@@ -408,161 +328,5 @@ impl Breakdown {
         for dir in holders {
             self.done(&dir);
         }
-    }
-}
-
-/// A directory in ncdu's export format: `[{its fields}, {entry}...,
-/// [subdirectory]...]`, built as the walk goes (entries as JSON text,
-/// subdirectories as they finish), with the totals of its subtree. The
-/// tree of `--export`, and what `--interactive` browses (see
-/// [`DirTotals::take_tree`]; reading it: [`NcduDir::entries`]). Example:
-/// [`NcduDir::name`].
-#[derive(Debug, Default)]
-pub struct NcduDir {
-    pub(crate) info: Vec<u8>,
-    /// Whether reading it failed, whole or in part.
-    pub(crate) read_error: bool,
-    /// `,{entry}` for each entry that is not a subdirectory read.
-    pub(crate) entries: Vec<u8>,
-    pub(crate) dirs: Vec<NcduDir>,
-    /// The subtree's totals, once final.
-    pub(crate) totals: Totals,
-}
-
-impl NcduDir {
-    /// The directory's own fields, from its stat (with its device, which
-    /// ncdu needs to tell hard links on different filesystems apart).
-    pub(crate) fn set_info(&mut self, name: &[u8], st: &Stat) {
-        self.info.clear();
-        ncdu_fields(&mut self.info, name, st, true);
-    }
-
-    /// Marks that the directory could not be read (whole or in part).
-    pub(crate) fn read_error(&mut self) {
-        self.read_error = true;
-    }
-
-    /// Appends entries written by [`ncdu_entry`].
-    pub(crate) fn add_entries(&mut self, json: &[u8]) {
-        self.entries.extend_from_slice(json);
-    }
-
-    /// Writes the tree, one directory after another from an explicit
-    /// stack (a tree thousands of levels deep would overflow the call
-    /// stack).
-    fn write(&self, w: &mut dyn Write) -> io::Result<()> {
-        let mut stack: Vec<(&NcduDir, usize)> = vec![(self, 0)];
-        while let Some((dir, next)) = stack.pop() {
-            if next == 0 {
-                w.write_all(b"[{")?;
-                w.write_all(&dir.info)?;
-                if dir.read_error {
-                    w.write_all(b",\"read_error\":true")?;
-                }
-                w.write_all(b"}")?;
-                w.write_all(&dir.entries)?;
-            }
-            match dir.dirs.get(next) {
-                Some(sub) => {
-                    w.write_all(b",\n")?;
-                    stack.push((dir, next + 1));
-                    stack.push((sub, 0));
-                }
-                None => w.write_all(b"]")?,
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for NcduDir {
-    /// Frees the subdirectories from an explicit stack: the default drop
-    /// recurses once per level, and a chain of tens of thousands of
-    /// directories would overflow a worker thread's stack.
-    fn drop(&mut self) {
-        let mut stack = std::mem::take(&mut self.dirs);
-        while let Some(mut dir) = stack.pop() {
-            stack.append(&mut dir.dirs);
-        }
-    }
-}
-
-/// Writes `,{fields}` of an entry that is not a directory read (a file,
-/// a symlink, a directory on another filesystem when `other_fs`).
-pub(crate) fn ncdu_entry(out: &mut Vec<u8>, name: &[u8], st: &Stat, other_fs: bool) {
-    out.extend_from_slice(b",{");
-    ncdu_fields(out, name, st, false);
-    if other_fs {
-        out.extend_from_slice(b",\"excluded\":\"otherfs\"");
-    } else if st.mode & libc::S_IFMT != libc::S_IFREG && !st.is_dir() {
-        out.extend_from_slice(b",\"notreg\":true");
-    }
-    if st.is_hard_linked() {
-        out.extend_from_slice(b",\"hlnkc\":true,\"nlink\":");
-        push_number(out, st.nlink);
-    }
-    out.push(b'}');
-}
-
-/// `"name":...,"asize":...,"dsize":...,"ino":...` (and `"dev"`).
-fn ncdu_fields(out: &mut Vec<u8>, name: &[u8], st: &Stat, with_dev: bool) {
-    out.extend_from_slice(b"\"name\":");
-    json_str(out, name);
-    out.extend_from_slice(b",\"asize\":");
-    push_number(out, st.size);
-    out.extend_from_slice(b",\"dsize\":");
-    push_number(out, disk_bytes(st.blocks));
-    out.extend_from_slice(b",\"ino\":");
-    push_number(out, st.ino);
-    if with_dev {
-        out.extend_from_slice(b",\"dev\":");
-        push_number(out, st.dev);
-    }
-}
-
-/// Appends `n` in decimal. The export writes four numbers per entry, and
-/// `write!` through `fmt` took a tenth of its CPU over the plain walk.
-fn push_number(out: &mut Vec<u8>, n: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-}
-
-/// Appends `bytes` as a JSON string, quotes included, the way ncdu writes
-/// names: `"`, `\` and control characters escaped, every other byte as
-/// is (names need not be UTF-8; ncdu and gdu read the bytes back).
-pub(crate) fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
-    use std::io::Write as _;
-    out.push(b'"');
-    let mut rest = bytes;
-    // Runs of bytes that need no escape are copied whole: most names are
-    // one such run.
-    while let Some(at) = rest.iter().position(|&b| needs_escape(b)) {
-        out.extend_from_slice(&rest[..at]);
-        match rest[at] {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b => {
-                let _ = write!(out, "\\u{b:04x}");
-            }
-        }
-        rest = &rest[at + 1..];
-    }
-    out.extend_from_slice(rest);
-    out.push(b'"');
-}
-
-/// Whether ncdu escapes this byte of a name.
-fn needs_escape(b: u8) -> bool {
-    b == b'"' || b == b'\\' || b < 0x20 || b == 0x7f
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_escaped_as_ncdu_reads_them() {
-        let mut out = Vec::new();
-        json_str(&mut out, b"a\"b\\c\n\xff");
-        assert_eq!(out, b"\"a\\\"b\\\\c\\u000a\xff\"");
     }
 }

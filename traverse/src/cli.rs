@@ -255,6 +255,13 @@ fn parse_threshold(s: &str) -> Result<i64, String> {
     Ok(if negative { -value } else { value })
 }
 
+/// What to print instead of walking (`--completions`, `--man`).
+#[derive(Clone, Copy, Debug)]
+pub enum Generate {
+    Completions(clap_complete::Shell),
+    Man,
+}
+
 /// What to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
@@ -295,7 +302,7 @@ pub struct Config {
     /// `-c`: the grand total at the end.
     pub total: bool,
     /// `--completions`, `--man`: print this and exit.
-    pub generate: Option<crate::manual::Generate>,
+    pub generate: Option<Generate>,
     /// `--interactive`: the browser instead of any output.
     pub interactive: Option<crate::browse::Options>,
 }
@@ -306,9 +313,9 @@ impl Opts {
     /// (clap has already refused other bad values with status 2.)
     pub fn into_config(self) -> Result<Config, String> {
         let generate = if let Some(shell) = self.completions {
-            Some(crate::manual::Generate::Completions(shell))
+            Some(Generate::Completions(shell))
         } else {
-            self.man.then_some(crate::manual::Generate::Man)
+            self.man.then_some(Generate::Man)
         };
         let output = if self.list {
             Output::List(if self.null { b'\0' } else { b'\n' })

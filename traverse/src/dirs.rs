@@ -5,7 +5,6 @@ use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,17 +12,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use traverse::{DirHandle, DirTotals, DirVisitor, FileTotals, Summary, Totals};
 
 use crate::cli::Breakdown;
+use crate::line::{du_order, Line};
 use crate::output;
 use crate::tree::{self, Fit};
-
-/// A directory's line, or a file's (`-a`).
-pub struct Line {
-    pub path: PathBuf,
-    pub depth: usize,
-    pub totals: Totals,
-    /// Entries as `du --inodes` counts them.
-    pub inodes: u64,
-}
 
 /// A line of `--top` or `--tree`, ranked by its size, then by its path
 /// (the smaller first), so that ties always keep the same lines.
@@ -419,33 +410,6 @@ fn root_line(root: &Path, summary: &Summary) -> Line {
     }
 }
 
-/// The order du prints a tree in, made deterministic: by the names below
-/// the root, component by component, a directory after everything below
-/// it.
-fn du_order(a: &Line, b: &Line) -> CmpOrdering {
-    let (na, nb) = (names_below(a), names_below(b));
-    for (x, y) in na.iter().zip(&nb) {
-        match x.cmp(y) {
-            CmpOrdering::Equal => {}
-            other => return other,
-        }
-    }
-    nb.len().cmp(&na.len())
-}
-
-/// The names of `line`'s path below its root (its last `depth` ones).
-fn names_below(line: &Line) -> Vec<&[u8]> {
-    let mut names: Vec<&[u8]> = line
-        .path
-        .as_os_str()
-        .as_bytes()
-        .rsplit(|&b| b == b'/')
-        .take(line.depth)
-        .collect();
-    names.reverse();
-    names
-}
-
 impl DirVisitor for Dirs {
     fn dir(&self, dir: &DirTotals<'_>) {
         let size = self.measure(dir.totals(), dir.inodes());
@@ -498,32 +462,4 @@ fn write_ncdu(out: &mut dyn Write, dir: &DirTotals<'_>) -> io::Result<bool> {
     let written = dir.write_ncdu(out)?;
     out.write_all(b"]\n")?;
     Ok(written)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn l(path: &str, depth: usize) -> Line {
-        Line {
-            path: PathBuf::from(path),
-            depth,
-            totals: Totals::default(),
-            inodes: 0,
-        }
-    }
-
-    #[test]
-    fn du_order_puts_children_first_and_siblings_by_name() {
-        let mut lines = [
-            l("r/x", 0),
-            l("r/x/b", 1),
-            l("r/x/a/z", 2),
-            l("r/x/a", 1),
-            l("r/x/a/c", 2),
-        ];
-        lines.sort_by(du_order);
-        let paths: Vec<_> = lines.iter().map(|l| l.path.to_str().unwrap()).collect();
-        assert_eq!(paths, ["r/x/a/c", "r/x/a/z", "r/x/a", "r/x/b", "r/x"]);
-    }
 }

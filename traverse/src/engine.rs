@@ -11,13 +11,14 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
-use crate::breakdown::{ncdu_entry, Breakdown};
+use crate::breakdown::Breakdown;
 use crate::config::Config;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::file_totals::FileTotals;
 use crate::filter::FilterEntry;
 use crate::links::MountNames;
+use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode, FdBudget};
 use crate::queue::Queue;
 use crate::spare::Spares;

@@ -53,6 +53,7 @@ mod error;
 mod file_totals;
 mod filter;
 mod links;
+mod ncdu_export;
 mod ncdu_tree;
 mod node;
 mod queue;
@@ -60,6 +61,7 @@ mod spare;
 #[cfg(feature = "reference-engines")]
 mod stdfs;
 mod sys;
+mod tally;
 mod threads;
 #[cfg(feature = "reference-engines")]
 mod tokio_fs;
@@ -71,14 +73,14 @@ mod walk;
 /// The type of a listed [`Entry`].
 pub use io_uring_getdents::dirent::FileType;
 
-pub use breakdown::{DirTotals, DirVisitor, NcduDir};
+pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
 pub use config::Engine;
 pub use dirpath::DirHandle;
 pub use error::{Error, Op};
 pub use file_totals::FileTotals;
 pub use filter::FilterEntry;
-pub use ncdu_tree::{NcduEntries, NcduEntry};
+pub use ncdu_tree::{NcduDir, NcduEntries, NcduEntry};
 pub use totals::{Progress, Totals};
 pub use visit::{Entry, Event, Ignore, Metadata, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

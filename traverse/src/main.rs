@@ -3,6 +3,7 @@
 mod browse;
 mod cli;
 mod dirs;
+mod line;
 mod manual;
 mod output;
 mod tree;

@@ -6,16 +6,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::CommandFactory;
-use clap_complete::Shell;
 
-use crate::cli::Opts;
-
-/// What to print instead of walking.
-#[derive(Clone, Copy, Debug)]
-pub enum Generate {
-    Completions(Shell),
-    Man,
-}
+use crate::cli::{Generate, Opts};
 
 /// Prints `what` on stdout: status 0, or 1 with a message when stdout
 /// cannot be written (quietly for a closed pipe).

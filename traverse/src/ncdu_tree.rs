@@ -1,13 +1,44 @@
-//! Reading and trimming the tree a breakdown builds for the ncdu export
-//! ([`NcduDir`]): the names, sizes and inodes of a directory's entries,
-//! its subdirectories, its subtree's totals. The entries stay the JSON
-//! text the export writes, read back on request, so the tree costs no
-//! more memory than the export's.
+//! The tree a breakdown builds for the ncdu export ([`NcduDir`]), and
+//! reading and trimming it: the names, sizes and inodes of a directory's
+//! entries, its subdirectories, its subtree's totals. The entries stay the
+//! JSON text the export writes ([`crate::ncdu_export`]), read back on
+//! request, so the tree costs no more memory than the export's.
 
 use std::ops::Range;
 
-use crate::breakdown::NcduDir;
-use crate::Totals;
+use crate::totals::Totals;
+
+/// A directory in ncdu's export format: `[{its fields}, {entry}...,
+/// [subdirectory]...]`, built as the walk goes (entries as JSON text,
+/// subdirectories as they finish), with the totals of its subtree. The
+/// tree of `--export`, and what `--interactive` browses (see
+/// [`DirTotals::take_tree`](crate::DirTotals::take_tree); reading it: [`NcduDir::entries`]). Example:
+/// [`NcduDir::name`].
+#[derive(Debug, Default)]
+pub struct NcduDir {
+    /// Its own fields as JSON text, without the braces
+    /// ([`crate::ncdu_export`] writes them).
+    pub(crate) info: Vec<u8>,
+    /// Whether reading it failed, whole or in part.
+    pub(crate) read_error: bool,
+    /// `,{entry}` for each entry that is not a subdirectory read.
+    pub(crate) entries: Vec<u8>,
+    pub(crate) dirs: Vec<NcduDir>,
+    /// The subtree's totals, once final.
+    pub(crate) totals: Totals,
+}
+
+impl Drop for NcduDir {
+    /// Frees the subdirectories from an explicit stack: the default drop
+    /// recurses once per level, and a chain of tens of thousands of
+    /// directories would overflow a worker thread's stack.
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.dirs);
+        while let Some(mut dir) = stack.pop() {
+            stack.append(&mut dir.dirs);
+        }
+    }
+}
 
 /// An entry of an [`NcduDir`] that is not a subdirectory read: a file, a
 /// symlink or another kind, or a directory on another filesystem (not
@@ -307,7 +338,7 @@ enum Value {
     True,
 }
 
-/// Reads back the JSON the export writes (`breakdown::ncdu_fields` and
+/// Reads back the JSON the export writes (`ncdu_export::ncdu_fields` and
 /// `ncdu_entry`): flat objects of strings, numbers and `true`.
 struct Parser<'a> {
     text: &'a [u8],
@@ -386,7 +417,7 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::breakdown::json_str;
+    use crate::ncdu_export::json_str;
 
     #[test]
     fn entries_read_back_what_the_export_writes() {

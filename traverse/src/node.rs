@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::breakdown::Tally;
 use crate::sys::{self, Stat};
+use crate::tally::Tally;
 
 /// Opens a directory `name` relative to a parent descriptor, or `name` as
 /// a path when there is no parent.

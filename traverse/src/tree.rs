@@ -21,7 +21,7 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use crate::dirs::Line;
+use crate::line::Line;
 use crate::output;
 
 /// How the picture fits the screen.

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use io_uring_getdents::dirent::FileType;
 
-use crate::breakdown::{Breakdown, DirVisitor, Tally};
+use crate::breakdown::{Breakdown, DirVisitor};
 use crate::config::{Config, Engine};
 use crate::dispatch;
 use crate::engine::{self, DirSet, Shared};
@@ -20,6 +20,7 @@ use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::spare::Spares;
 use crate::sys;
+use crate::tally::Tally;
 use crate::totals::{Accumulator, InodeKey, Progress, Totals};
 use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
 
