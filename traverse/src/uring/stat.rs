@@ -180,12 +180,6 @@ impl Walker<'_> {
             if shared.skips(&batch.dir, cname.to_bytes(), ent.d_type) {
                 continue;
             }
-            if defer_dirs && ent.d_type == libc::DT_DIR {
-                batch.dir.add_children(1);
-                self.own
-                    .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
-                continue;
-            }
             let name = cname.to_bytes();
             if let Some((links, dev)) = links {
                 if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
@@ -197,6 +191,21 @@ impl Walker<'_> {
                     continue;
                 }
             }
+            // Readdirplus brought its statx: a directory needs no stat
+            // through its own descriptor once open either.
+            if let Some(stat) = batch.stats.get(i - 1) {
+                if ent.d_type == libc::DT_DIR || shared.needs_stat(ent.d_type) {
+                    let result = (*stat).map_err(io::Error::from_raw_os_error);
+                    self.stat_done(ai, &batch, i - 1, result);
+                    continue;
+                }
+            }
+            if defer_dirs && ent.d_type == libc::DT_DIR {
+                batch.dir.add_children(1);
+                self.own
+                    .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
+                continue;
+            }
             if !shared.needs_stat(ent.d_type) {
                 self.focus(ai);
                 if self.worker.entry(shared, name, ent.d_type, None) {
@@ -204,11 +213,6 @@ impl Walker<'_> {
                     batch.dir.add_children(1);
                     self.own.push(child);
                 }
-                continue;
-            }
-            if let Some(stat) = batch.stats.get(i - 1) {
-                let result = (*stat).map_err(io::Error::from_raw_os_error);
-                self.stat_done(ai, &batch, i - 1, result);
                 continue;
             }
             if self.ring.is_none() {
