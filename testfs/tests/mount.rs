@@ -1,6 +1,8 @@
 //! Mounts testfs over generated trees and checks it against `std::fs` on
 //! the source. Tests that cannot mount here print "skipped: <why>".
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
@@ -12,19 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::require_fuse;
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 use tempfile::TempDir;
 use testfs::{Fault, Mount, Options, STATS_FILE};
-
-macro_rules! require_fuse {
-    () => {
-        if let Some(why) = testfs::cannot_mount() {
-            println!("skipped: {why}");
-            return;
-        }
-    };
-}
 
 /// A tree with the cases a passthrough can get wrong: nesting, empty
 /// files and directories, a large directory (several READDIR replies),

@@ -14,6 +14,8 @@
 //! returns, and one handed to io-wq cannot have it yet. Tests that cannot
 //! mount here print "skipped: <why>".
 
+mod common;
+
 use std::ffi::CString;
 use std::fs;
 use std::os::fd::AsRawFd;
@@ -21,6 +23,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
+use common::require_fuse;
 use io_uring_getdents::io_uring::{opcode, types, IoUring};
 use testfs::{Mount, Options};
 
@@ -41,10 +44,7 @@ fn iowq_workers() -> usize {
 
 #[test]
 fn statx_of_a_fuse_root_with_expired_attributes_goes_to_io_wq() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
+    require_fuse!();
     let source = tempfile::tempdir().unwrap();
     fs::write(source.path().join("file"), b"x").unwrap();
     let at = tempfile::tempdir().unwrap();

@@ -2,6 +2,8 @@
 //! request, every engine's totals equal `du -sb` and `std::fs` on the
 //! source, and injected EIO is reported while the walk goes on.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -10,6 +12,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use common::require_fuse;
 use testfs::{Fault, Mount, Options};
 use traverse::{Engine, Error, Visitor, VisitorBuilder, WalkBuilder};
 
@@ -101,10 +104,7 @@ fn engines() -> Vec<Engine> {
 
 #[test]
 fn totals_are_exact_on_a_slow_filesystem() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
+    require_fuse!();
     let source = tempfile::tempdir().unwrap();
     build_tree(source.path());
     let mnt = tempfile::tempdir().unwrap();
@@ -130,10 +130,7 @@ fn totals_are_exact_on_a_slow_filesystem() {
 
 #[test]
 fn injected_eio_is_reported_and_the_walk_goes_on() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
+    require_fuse!();
     let source = tempfile::tempdir().unwrap();
     build_tree(source.path());
     let mnt = tempfile::tempdir().unwrap();

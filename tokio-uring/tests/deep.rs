@@ -104,11 +104,11 @@ fn memory_grows_with_the_depth_not_its_square() {
 #[test]
 fn the_bridge_survives_a_70_000_level_chain() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    // The test VM (which sets this variable) emulates its CPU: 70 000
+    // The test VM (where GETDENTS is required) emulates its CPU: 70 000
     // thread hops there take longer than its per-binary time limit. The
     // unit tests of `walk::node` and `walk::entry` drop 200 000-level
     // chains on a 256 KiB stack, there too.
-    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+    if common::getdents_required() {
         eprintln!("skipped: a 70 000-level chain is too slow under the test VM's emulation");
         return;
     }

@@ -5,11 +5,9 @@ mod common;
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Command;
 
-use common::{backends, builder, create_files};
+use common::{backends, builder, child_arg, create_files, run_child};
 use tokio_uring_getdents::fs::Dir;
 use tokio_uring_getdents::PathError;
 
@@ -163,29 +161,6 @@ fn read_error_comes_once_then_none() {
             }
         });
     }
-}
-
-/// Runs one test of this binary in a child process with `setup` applied,
-/// passing `arg` through the environment.
-fn run_child(test: &str, arg: &Path, as_nobody: bool) {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--nocapture", "--include-ignored"])
-        .env("TOKIO_URING_GETDENTS_CHILD", arg);
-    if as_nobody {
-        cmd.uid(65534).gid(65534);
-    }
-    let out = cmd.output().unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "child {test} failed:\n{text}");
-    assert!(
-        text.contains("1 passed"),
-        "child {test} did not run:\n{text}"
-    );
-}
-
-fn child_arg() -> Option<std::path::PathBuf> {
-    std::env::var_os("TOKIO_URING_GETDENTS_CHILD").map(Into::into)
 }
 
 #[test]

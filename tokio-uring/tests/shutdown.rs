@@ -50,7 +50,13 @@ struct SlowMount {
     _mountpoint: tempfile::TempDir,
 }
 
-fn slow_mount() -> SlowMount {
+/// The slow mount, or `None` (with "skipped: <why>") where FUSE cannot
+/// be mounted.
+fn slow_mount() -> Option<SlowMount> {
+    if let Some(why) = testfs::cannot_mount() {
+        println!("skipped: {why}");
+        return None;
+    }
     let source = tempfile::tempdir().unwrap();
     let mountpoint = tempfile::tempdir().unwrap();
     for i in 0..16 {
@@ -59,11 +65,11 @@ fn slow_mount() -> SlowMount {
     let options = testfs::Options::new().delay(DELAY);
     let mount = testfs::Mount::new(source.path(), mountpoint.path(), &options)
         .unwrap_or_else(|e| panic!("mount testfs: {e}"));
-    SlowMount {
+    Some(SlowMount {
         mount,
         source,
         _mountpoint: mountpoint,
-    }
+    })
 }
 
 /// Opens the slow mount and submits a statx of each file, then drops the
@@ -85,11 +91,9 @@ async fn leave_statx_in_flight(mountpoint: &Path) {
 
 #[test]
 fn statx_in_flight_when_the_runtime_ends() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
+    let Some(slow) = slow_mount() else {
         return;
-    }
-    let slow = slow_mount();
+    };
 
     for _ in 0..3 {
         let started = Instant::now();
@@ -111,11 +115,9 @@ fn statx_in_flight_when_the_runtime_ends() {
 /// until its own driver has waited for them, whatever the first one does.
 #[test]
 fn statx_in_flight_when_a_second_runtime_on_the_thread_ends() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
+    let Some(slow) = slow_mount() else {
         return;
-    }
-    let slow = slow_mount();
+    };
 
     let first = tokio_uring::Runtime::new(&tokio_uring::builder()).unwrap();
     // The first runtime submits too, so that it has this crate's state.
@@ -152,11 +154,9 @@ fn statx_in_flight_when_a_second_runtime_on_the_thread_ends() {
 /// runtime, and must not be what says whether the runtime still runs.
 #[test]
 fn statx_in_flight_when_the_runtime_ends_while_a_local_set_lives_on() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
+    let Some(slow) = slow_mount() else {
         return;
-    }
-    let slow = slow_mount();
+    };
 
     let mut kept = Vec::new();
     for _ in 0..3 {

@@ -8,11 +8,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{backends, open_fds, Rng};
+use common::{backends, child_arg, open_fds, run_child, Rng};
 use io_uring_getdents::dirent::FileType;
 use tokio_uring_getdents::walk::{Visit, WalkBuilder, WalkEntry};
 use tokio_uring_getdents::PathError;
@@ -490,27 +488,4 @@ fn child_bridge_drop() {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-}
-
-fn child_arg() -> Option<PathBuf> {
-    std::env::var_os("TOKIO_URING_GETDENTS_CHILD").map(Into::into)
-}
-
-/// Runs one test of this binary in a child process, as user nobody when
-/// `as_nobody`, passing `arg` through the environment.
-fn run_child(test: &str, arg: &Path, as_nobody: bool) {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--nocapture", "--include-ignored"])
-        .env("TOKIO_URING_GETDENTS_CHILD", arg);
-    if as_nobody {
-        cmd.uid(65534).gid(65534);
-    }
-    let out = cmd.output().unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "child {test} failed:\n{text}");
-    assert!(
-        text.contains("1 passed"),
-        "child {test} did not run:\n{text}"
-    );
 }

@@ -173,22 +173,19 @@ fn json_within_a_minute(engine: &str, path: &Path) -> Output {
 /// and every engine counts and lists them like `find` and `du`.
 #[test]
 fn names_longer_than_255_bytes_are_counted_and_listed() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     env.file("src/a/short", 10);
     env.file("src/a/file", 300);
     env.file("src/a/dir/inner", 1000);
     env.file("src/a/dir/sub/deeper", 7);
-    let mnt = env.mkdir("mnt");
     let (file_name, dir_name) = ("f".repeat(300), "d".repeat(1024));
     let options = testfs::Options::new()
         .show_as("a/file", &file_name)
         .show_as("a/dir", &dir_name);
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let mnt = mount.mountpoint();
     let mut want = reference(&src, false, false);
     want.bytes = du(mnt, &["-sb"]).into();

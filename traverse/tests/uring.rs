@@ -200,7 +200,7 @@ fn refuse(nr: libc::c_long, arg: u32, value: u32, errno: i32, cmd: &mut Command)
 #[test]
 fn with_getdents_no_directory_is_read_by_getdents64() {
     let has_getdents = io_uring_getdents::detect::cached().opcode().is_some();
-    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+    if getdents_required() {
         assert!(has_getdents, "{}", io_uring_getdents::detect::cached());
     }
     let env = TestEnv::new();
@@ -314,22 +314,19 @@ fn no_thread_to_spare_gives_exact_totals() {
 /// subdirectory through their descriptors, the rest the runtime's own).
 #[test]
 fn a_failed_stat_does_not_cancel_the_rest_of_its_chain() {
-    if let Some(why) = testfs::cannot_mount() {
-        println!("skipped: {why}");
-        return;
-    }
     let env = TestEnv::new();
     let src = env.mkdir("src");
     let vanish = [3, 17, 30];
     for i in 0..40 {
         env.file(&format!("src/d/f{i:02}"), 10 * i + 1);
     }
-    let mnt = env.mkdir("mnt");
     let mut options = testfs::Options::new();
     for i in vanish {
         options = options.fault(format!("d/f{i:02}"), testfs::Fault::Vanish);
     }
-    let mount = testfs::Mount::new(&src, &mnt, &options).unwrap();
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
     let mnt = mount.mountpoint();
 
     let du = Command::new("du").arg("-sb").arg(mnt).output().unwrap();
@@ -404,7 +401,7 @@ fn uring_totals(path: &Path, plus: bool, args: &[&str]) -> Totals {
 #[test]
 fn readdirplus_and_statx_requests_give_the_totals_of_du() {
     let plus = io_uring_getdents::detect::plus_cached();
-    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+    if getdents_required() {
         assert!(plus.opcode().is_some(), "{plus}");
     }
     let env = TestEnv::new();

@@ -1,36 +1,51 @@
-//! Shared helpers: the backends to test, independent reference listings,
-//! a single-poll helper and a seeded random generator.
+//! Shared helpers: the backends to test and the rule for a kernel feature
+//! that is missing, independent reference listings, a single-poll helper,
+//! a seeded random generator, and a test run again in a child process.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::fs;
 use std::future::Future;
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirEntryExt;
-use std::path::Path;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::process::Command;
 use std::task::{Context, Poll, Waker};
 
 use io_uring_getdents::dirent::{DirentIter, FileType};
 use io_uring_getdents::syscall::getdents64;
 use tokio_uring_getdents::fs::{BackendChoice, Dir, DirBuilder};
 
-/// Every backend this kernel offers. GETDENTS follows the project's
-/// convention: skipped (with a message) when detection says no, unless
-/// IO_URING_GETDENTS_REQUIRE=1, where its absence is a failure.
+/// Whether the kernel must have GETDENTS and what the project's patches
+/// add: `IO_URING_GETDENTS_REQUIRE=1`, which the test VM sets (its CPU is
+/// emulated, too).
+pub fn getdents_required() -> bool {
+    std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1")
+}
+
+/// The project's rule for a kernel feature detection says is missing
+/// (`why`): a failure where it is required ([`getdents_required`]),
+/// elsewhere `skipped: {what}` on stderr, and the test goes on without it.
+pub fn skip_unless_required(why: impl Display, what: impl Display) {
+    if getdents_required() {
+        panic!("IO_URING_GETDENTS_REQUIRE=1 but {why}");
+    }
+    eprintln!("skipped: {what}");
+}
+
+/// Every backend this kernel offers: GETDENTS where detection finds it
+/// (see [`skip_unless_required`]).
 pub fn backends() -> Vec<BackendChoice> {
     let mut list = vec![BackendChoice::Fallback];
-    match io_uring_getdents::detect::cached().opcode() {
+    let support = io_uring_getdents::detect::cached();
+    match support.opcode() {
         Some(_) => list.push(BackendChoice::Getdents),
-        None => {
-            let why = io_uring_getdents::detect::cached();
-            if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
-                panic!("IO_URING_GETDENTS_REQUIRE=1 but {why}");
-            }
-            eprintln!("skipped: GETDENTS backend ({why})");
-        }
+        None => skip_unless_required(support, format_args!("GETDENTS backend ({support})")),
     }
     list
 }
@@ -171,4 +186,30 @@ pub fn open_fds() -> usize {
 /// The directory a test opens, for `Dir` and its error messages.
 pub fn builder(choice: BackendChoice) -> DirBuilder {
     Dir::builder().backend(choice)
+}
+
+/// The argument a test run by [`run_child`] gets, in the child; `None`
+/// in the parent, where such a test does nothing.
+pub fn child_arg() -> Option<PathBuf> {
+    std::env::var_os("TOKIO_URING_GETDENTS_CHILD").map(Into::into)
+}
+
+/// Runs one test of this binary in a child process (for limits and a
+/// user of its own, which would change the whole test process), as user
+/// nobody when `as_nobody`, passing `arg` through the environment.
+pub fn run_child(test: &str, arg: &Path, as_nobody: bool) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--include-ignored"])
+        .env("TOKIO_URING_GETDENTS_CHILD", arg);
+    if as_nobody {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child {test} failed:\n{text}");
+    assert!(
+        text.contains("1 passed"),
+        "child {test} did not run:\n{text}"
+    );
 }

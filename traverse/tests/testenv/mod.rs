@@ -365,6 +365,13 @@ pub fn mount_testfs(env: &TestEnv, src: &Path, options: &testfs::Options) -> Opt
     Some(testfs::Mount::new(src, &mnt, options).unwrap())
 }
 
+/// Whether the kernel must have GETDENTS, where a test would otherwise
+/// skip what needs it: `IO_URING_GETDENTS_REQUIRE=1`, which the test VM
+/// sets (the patched kernel, on an emulated CPU).
+pub fn getdents_required() -> bool {
+    std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1")
+}
+
 /// A bind mount (root only), unmounted on drop, also when the test fails.
 pub struct BindMount(std::ffi::CString);
 
