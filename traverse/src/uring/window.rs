@@ -47,6 +47,7 @@ impl Walker<'_> {
                 (names, ents, error, more, Box::default())
             }
         };
+        let plus = getdents.is_some() && self.wants_plus();
         let active = self.active[ai].as_mut().expect("a live directory");
         active.phase = Phase::Reading(Reading {
             fd,
@@ -54,6 +55,7 @@ impl Walker<'_> {
             names,
             ents,
             stats: Vec::new(),
+            plus,
             buf,
             offset,
             submitted: Instant::now(),
