@@ -1,17 +1,16 @@
-//! The per-directory outputs: the lines of `-d N` and `--top N`, and the
-//! ncdu export, fed by the library's [`DirVisitor`] as directories finish.
+//! The per-directory outputs: the lines of `-d N`, `--top N` and
+//! `--tree`, and the ncdu export ([`Export`]), fed by the library's
+//! [`DirVisitor`] as directories finish.
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use traverse::{DirHandle, DirTotals, DirVisitor, FileTotals, Summary, Totals};
 
 use crate::cli::Breakdown;
+use crate::export::Export;
 use crate::line::{du_order, Line};
 use crate::output;
 use crate::tree::{self, Fit};
@@ -92,59 +91,6 @@ impl PartialEq for Ranked {
 
 impl Eq for Ranked {}
 
-/// Where the export goes.
-pub struct Export {
-    out: Box<dyn Write + Send>,
-    /// The file's name for messages ("-": stdout).
-    name: String,
-    /// Whether the root's tree was written, or why it was not.
-    written: io::Result<bool>,
-    /// For a file: the temporary name written to, renamed to the file's
-    /// own name only once the export is complete.
-    file: Option<Pending>,
-}
-
-/// An export file being written under a temporary name.
-struct Pending {
-    temporary: PathBuf,
-    path: PathBuf,
-}
-
-impl Pending {
-    /// Creates a new file in `path`'s directory, under a name of its own
-    /// (a dot, the file's name, the process id): the rename at the end is
-    /// then atomic, and a failed or cut-short export never leaves a
-    /// truncated file under the name asked for.
-    fn create(path: &Path) -> io::Result<(Pending, File)> {
-        let name = path
-            .file_name()
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
-        let mut temporary_name = std::ffi::OsString::from(".");
-        temporary_name.push(name);
-        temporary_name.push(format!(".{}.part", std::process::id()));
-        let temporary = path.with_file_name(temporary_name);
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        let pending = Pending {
-            temporary,
-            path: path.to_owned(),
-        };
-        Ok((pending, file))
-    }
-
-    /// Gives the complete file its name.
-    fn commit(self) -> io::Result<()> {
-        std::fs::rename(&self.temporary, &self.path)
-    }
-
-    /// Removes the incomplete file.
-    fn discard(self) {
-        let _ = std::fs::remove_file(&self.temporary);
-    }
-}
-
 /// What one root's walk keeps of its directories.
 pub struct Dirs {
     max_depth: Option<usize>,
@@ -169,45 +115,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Dirs {
-    /// Opens the export's file, if one was asked for: before the walk, so
-    /// a file that cannot be written costs no walk.
-    pub fn open_export(b: &Breakdown) -> Result<Option<Export>, String> {
-        let Some(file) = &b.export else {
-            return Ok(None);
-        };
-        let (out, name, file): (Box<dyn Write + Send>, String, _) = match file {
-            None => (
-                Box::new(BufWriter::with_capacity(1 << 20, io::stdout())),
-                "-".to_owned(),
-                None,
-            ),
-            Some(path) => {
-                let name = output::human_path(path);
-                // A device, a fifo or a symlink (`/dev/stdout`) is written
-                // through: a rename would replace it with a file.
-                let plain = std::fs::symlink_metadata(path).map_or(true, |m| m.is_file());
-                let (pending, file) = if plain {
-                    let (pending, file) =
-                        Pending::create(path).map_err(|e| format!("{name}: {e}"))?;
-                    (Some(pending), file)
-                } else {
-                    (
-                        None,
-                        File::create(path).map_err(|e| format!("{name}: {e}"))?,
-                    )
-                };
-                let out = Box::new(BufWriter::with_capacity(1 << 20, file));
-                (out, name, pending)
-            }
-        };
-        Ok(Some(Export {
-            out,
-            name,
-            written: Ok(false),
-            file,
-        }))
-    }
-
     pub fn new(b: &Breakdown, export: Option<Export>) -> Dirs {
         Dirs {
             max_depth: b.max_depth,
@@ -285,42 +192,13 @@ impl Dirs {
         }
     }
 
-    /// Ends the export after the walk of `root`: the file's last bytes,
-    /// flushed, and the file renamed to its name; an error naming the
-    /// file when it could not be written (the incomplete file removed), or
-    /// naming `root` when the walk did not finish its tree.
+    /// Ends the export, if there is one, after the walk of `root` (see
+    /// [`Export::finish`]).
     pub fn finish_export(&self, root: &Path, summary: &Summary) -> Result<(), String> {
-        let Some(mut export) = lock(&self.export).take() else {
-            return Ok(());
-        };
-        let flushed = export.out.flush();
-        // Closes the file before it is renamed or removed.
-        drop(export.out);
-        let outcome = match (export.written, flushed) {
-            (Ok(true), Ok(())) => match export.file.take().map_or(Ok(()), Pending::commit) {
-                Ok(()) => Ok(()),
-                Err(e) => Err(format!(
-                    "{}: cannot rename the export into place: {e}",
-                    export.name
-                )),
-            },
-            (Err(e), _) | (_, Err(e)) => Err(format!("{}: write error: {e}", export.name)),
-            (Ok(false), _) => {
-                let why = if summary.partial {
-                    "the walk was interrupted"
-                } else {
-                    "it could not be read"
-                };
-                Err(format!(
-                    "{}: no export written: {why}",
-                    output::human_path(root)
-                ))
-            }
-        };
-        if let Some(pending) = export.file {
-            pending.discard();
+        match lock(&self.export).take() {
+            Some(export) => export.finish(root, summary),
+            None => Ok(()),
         }
-        outcome
     }
 
     /// The text for `root` once its walk is over: the lines of `-d` (in
@@ -417,7 +295,7 @@ impl DirVisitor for Dirs {
         if dir.depth() == 0 {
             *lock(&self.root_size) = Some(size);
             if let Some(export) = lock(&self.export).as_mut() {
-                export.written = write_ncdu(&mut export.out, dir);
+                export.write_root(dir);
             }
         }
     }
@@ -447,19 +325,4 @@ impl DirVisitor for Dirs {
         let size = self.measure(file.totals(), 1);
         self.take(file.depth(), size, line);
     }
-}
-
-/// Writes the export file: ncdu's header, the tree, the closing bracket.
-fn write_ncdu(out: &mut dyn Write, dir: &DirTotals<'_>) -> io::Result<bool> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    writeln!(
-        out,
-        "[1,2,{{\"progname\":\"traverse\",\"progver\":\"{}\",\"timestamp\":{now}}},",
-        env!("CARGO_PKG_VERSION")
-    )?;
-    let written = dir.write_ncdu(out)?;
-    out.write_all(b"]\n")?;
-    Ok(written)
 }

@@ -3,6 +3,7 @@
 mod browse;
 mod cli;
 mod dirs;
+mod export;
 mod line;
 mod manual;
 mod output;
@@ -20,6 +21,7 @@ use traverse::{DirVisitor, Error, Totals, Visitor, VisitorBuilder, Walk};
 
 use cli::{Opts, Output};
 use dirs::Dirs;
+use export::Export;
 
 /// Exit status when some entry could not be read.
 const EXIT_ERRORS: u8 = 1;
@@ -65,7 +67,7 @@ fn main() -> ExitCode {
         // walking.
         sink.fail(e);
     }
-    let mut export = match config.breakdown.as_ref().map(Dirs::open_export) {
+    let mut export = match config.breakdown.as_ref().map(Export::open) {
         Some(Err(e)) => {
             eprintln!("traverse: {e}");
             return ExitCode::from(EXIT_ERRORS);

@@ -1,0 +1,376 @@
+//! One worker's state (its totals, its visitor, the path being listed,
+//! with a breakdown what it counted in the current directory) and the
+//! rule deciding, for one entry, how to count it, whether to list it and
+//! whether to descend.
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use io_uring_getdents::dirent::FileType;
+
+use super::{d_type_of, DirSet, Shared};
+use crate::breakdown::Breakdown;
+use crate::dirpath::PathCache;
+use crate::error::{Error, Op};
+use crate::file_totals::FileTotals;
+use crate::ncdu_export::ncdu_entry;
+use crate::node::{push_name, DirNode};
+use crate::sys::Stat;
+use crate::totals::{Accumulator, InodeKey, Totals};
+use crate::visit::{Entry, Visitor};
+
+/// One worker: its own totals and visitor.
+pub(crate) struct Worker<'v> {
+    pub acc: Accumulator,
+    visitor: Box<dyn Visitor + 'v>,
+    /// The directory being read.
+    dir: Option<Arc<DirNode>>,
+    /// Its path, built on first use (listings and messages only) from
+    /// the last directory's.
+    dir_path: PathCache,
+    dir_path_built: bool,
+    entry_path: Vec<u8>,
+    /// Entries and bytes of the current directory, for [`Progress`](crate::totals::Progress).
+    seen: u64,
+    bytes_before: u128,
+    /// With a breakdown: what was counted in the current directory since
+    /// [`enter`](Self::enter), added to its tally on
+    /// [`leave`](Self::leave).
+    breakdown: Option<Arc<Breakdown>>,
+    here: Totals,
+    /// With an ncdu export: the current directory's entries, and whether
+    /// reading it failed.
+    here_ncdu: Vec<u8>,
+    here_failed: bool,
+    /// See [`Shared::counted_before`].
+    counted_before: Option<Arc<DirSet>>,
+}
+
+impl<'v> Worker<'v> {
+    pub fn new(shared: &Shared, visitor: Box<dyn Visitor + 'v>) -> Worker<'v> {
+        Worker {
+            acc: Accumulator::new(shared.config.count_links),
+            visitor,
+            dir: None,
+            dir_path: PathCache::default(),
+            dir_path_built: false,
+            entry_path: Vec::new(),
+            seen: 0,
+            bytes_before: 0,
+            breakdown: shared.breakdown.clone(),
+            here: Totals::default(),
+            here_ncdu: Vec::new(),
+            here_failed: false,
+            counted_before: shared.counted_before.clone(),
+        }
+    }
+
+    /// Starts reading the directory `dir`.
+    pub fn enter(&mut self, dir: &Arc<DirNode>) {
+        self.dir = Some(Arc::clone(dir));
+        self.dir_path_built = false;
+        self.seen = 0;
+        self.bytes_before = self.acc.totals.bytes;
+    }
+
+    /// Ends the current directory: publishes its progress, and with a
+    /// breakdown adds what was counted to its tally.
+    pub fn leave(&mut self, shared: &Shared) {
+        let bytes = self.acc.totals.bytes - self.bytes_before;
+        shared
+            .progress
+            .add(self.seen, u64::try_from(bytes).unwrap_or(u64::MAX));
+        if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
+            tally.add(&std::mem::take(&mut self.here));
+            if let Some(mut tree) = tally.tree() {
+                tree.add_entries(&self.here_ncdu);
+                if self.here_failed {
+                    tree.read_error();
+                }
+            }
+            self.here_ncdu.clear();
+            self.here_failed = false;
+        }
+        self.dir = None;
+    }
+
+    /// With a breakdown: counts a stat'ed entry `name` (the current
+    /// directory itself when `None`) in the current directory. A further
+    /// name of a hard-linked inode waits to be settled (see
+    /// [`crate::breakdown`]); with `--count-links` every name counts.
+    fn tally(&mut self, count_links: bool, name: Option<&[u8]>, st: &Stat) {
+        let Some(ncdu) = self.breakdown.as_ref().map(|b| b.ncdu) else {
+            return;
+        };
+        if !count_links && st.is_hard_linked() {
+            self.here.add_kind(st.mode);
+            self.build_dir_path();
+            self.entry_path.clear();
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
+            if let Some(name) = name {
+                push_name(&mut self.entry_path, name);
+            }
+            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+                breakdown.link(dir, &self.entry_path, st);
+            }
+        } else {
+            self.here.add_stat(st);
+            if let Some(name) = name.filter(|_| !st.is_dir()) {
+                self.file(name, st);
+            }
+        }
+        if ncdu {
+            match name {
+                Some(name) => ncdu_entry(&mut self.here_ncdu, name, st, false),
+                None => {
+                    if let Some(dir) = &self.dir {
+                        if let Some(mut tree) = dir.tally().and_then(|t| t.tree()) {
+                            tree.set_info(dir.name().to_bytes(), st);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// With a breakdown that asks for them: hands the entry `name` of the
+    /// current directory, not a directory, to its visitor (the path built
+    /// only then).
+    fn file(&mut self, name: &[u8], st: &Stat) {
+        let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) else {
+            return;
+        };
+        let depth = dir.depth() + 1;
+        if breakdown.files_to.is_none_or(|max| depth > max) {
+            return;
+        }
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
+        push_name(&mut self.entry_path, name);
+        if let Some(breakdown) = &self.breakdown {
+            let file = FileTotals::new(&self.entry_path, depth, st.mode, st.size, st.blocks);
+            breakdown.file(&file);
+        }
+    }
+
+    /// Builds the current directory's path if not done yet.
+    fn build_dir_path(&mut self) {
+        if !self.dir_path_built {
+            match &self.dir {
+                Some(dir) => {
+                    self.dir_path.path_of(dir);
+                }
+                None => self.dir_path.clear(),
+            }
+            self.dir_path_built = true;
+        }
+    }
+
+    /// An error on the current directory itself.
+    pub fn dir_error(&mut self, op: Op, cause: io::Error) {
+        self.build_dir_path();
+        let err = Error::new(
+            Path::new(OsStr::from_bytes(self.dir_path.bytes())),
+            op,
+            cause,
+        );
+        self.acc.totals.errors += 1;
+        self.here.errors += 1;
+        self.here_failed = true;
+        self.visitor.error(err);
+    }
+
+    /// An error on the entry `name` of the current directory.
+    pub fn entry_error(&mut self, name: &[u8], op: Op, cause: io::Error) {
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
+        push_name(&mut self.entry_path, name);
+        let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
+        self.acc.totals.errors += 1;
+        self.here.errors += 1;
+        self.visitor.error(err);
+    }
+
+    /// The stat of the entry `name` (of type `d_type`) failed with
+    /// `cause`: reported. A listing without metadata still lists and
+    /// counts it by its `d_type` unless it is gone (`ENOENT`), as `find`
+    /// lists the names of a directory it may read but not search; it is
+    /// not descended into.
+    pub fn stat_failed(&mut self, shared: &Shared, name: &[u8], d_type: u8, cause: io::Error) {
+        let gone = cause.raw_os_error() == Some(libc::ENOENT);
+        self.entry_error(name, Op::Stat, cause);
+        if shared.config.counts_types_only() && !gone && d_type != libc::DT_UNKNOWN {
+            self.seen += 1;
+            self.acc.add_type(d_type);
+            self.list(shared, name, d_type, None, self.depth() + 1);
+        }
+    }
+
+    /// The depth of the directory being read.
+    fn depth(&self) -> usize {
+        self.dir.as_ref().map_or(0, |dir| dir.depth())
+    }
+
+    /// Hands the entry `name` of the current directory to the visitor.
+    fn list(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>, depth: usize) {
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
+        push_name(&mut self.entry_path, name);
+        let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
+        let st = st.filter(|_| shared.config.list_metadata);
+        self.visitor
+            .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
+    }
+
+    /// Counts a directory entry stat'ed after the fact (through its
+    /// descriptor when opened, see `Reader::read` in the threads engine),
+    /// not in [`entry`](Self::entry).
+    pub fn count_stat(&mut self, st: &Stat) {
+        self.seen += 1;
+        if st.is_dir() && self.counted_before.is_some() {
+            self.acc.dirs.push(st.id());
+        }
+        self.acc.add(st);
+        self.tally(self.acc.count_links(), None, st);
+    }
+
+    /// Counts the entry `name`, a further name of the hard-linked inode
+    /// `key` already stat'ed under another name (from `d_ino`, see
+    /// [`crate::links`]): by its `d_type`, and with a breakdown, as a name
+    /// of that inode.
+    pub fn known_link(&mut self, shared: &Shared, name: &[u8], d_type: u8, key: InodeKey) {
+        self.entry(shared, name, d_type, None);
+        if self.breakdown.is_some() {
+            self.build_dir_path();
+            self.entry_path.clear();
+            self.entry_path.extend_from_slice(self.dir_path.bytes());
+            push_name(&mut self.entry_path, name);
+            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+                breakdown.link_known(dir, &self.entry_path, key);
+            }
+        }
+    }
+
+    /// Checks the directory being read, stat'ed through its descriptor
+    /// once open (not by name before), against its ancestors: false, with
+    /// the error reported, when it is one of them (a loop). Records its
+    /// identity for the checks below it.
+    pub fn opened_dir(&mut self, shared: &Shared, st: &Stat) -> bool {
+        let Some(dir) = self.dir.clone() else {
+            return true;
+        };
+        if self.counted_before(st) {
+            // Counted under an earlier root: du leaves it out silently,
+            // line included.
+            if let Some(tally) = dir.tally() {
+                tally.leave_out();
+            }
+            return false;
+        }
+        let same = shared.may_loop(st).then(|| dir.parent()).flatten();
+        if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
+            let cause = loop_cause(same);
+            self.dir_error(Op::Loop, cause);
+            return false;
+        }
+        dir.set_id(st.id());
+        true
+    }
+
+    /// Counts the entry `name`, from its stat when the engine made one
+    /// ([`Shared::needs_stat`]) or else from `d_type`, lists it in listing
+    /// mode, and says whether to descend into it. A directory that is one
+    /// of its own ancestors (a bind mount of it below itself) is reported
+    /// as a loop and neither counted nor listed, as `find` does (`du`
+    /// leaves it out silently); the walk goes on.
+    pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
+        self.seen += 1;
+        let depth = self.depth() + 1;
+        let reads = shared.reads(depth);
+        if st.is_some_and(|st| self.counted_before(st)) {
+            return false;
+        }
+        if let Some(st) = st.filter(|st| st.is_dir() && shared.may_loop(st)) {
+            let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
+            if let Some(same) = same {
+                let cause = loop_cause(same);
+                self.entry_error(name, Op::Loop, cause);
+                return false;
+            }
+        }
+        let is_dir = match st {
+            Some(st) if shared.config.one_file_system && shared.crosses(st) => {
+                // A mount point: `find -xdev` lists it and `du -x` leaves
+                // out its size; neither descends.
+                self.acc.add_type(d_type_of(st.mode));
+                if self.breakdown.is_some() {
+                    self.here.add_kind(st.mode);
+                    if self.breakdown.as_ref().is_some_and(|b| b.ncdu) {
+                        ncdu_entry(&mut self.here_ncdu, name, st, true);
+                    }
+                }
+                false
+            }
+            Some(st) => {
+                if st.is_dir() && self.counted_before.is_some() {
+                    self.acc.dirs.push(st.id());
+                }
+                if shared.config.counts_types_only() {
+                    self.acc.add_type(d_type_of(st.mode));
+                } else {
+                    self.acc.add(st);
+                    // A subdirectory's own size is counted in its own
+                    // tally (`DirNode::child_with_stat`), when it is read.
+                    if !st.is_dir() || !reads {
+                        self.tally(shared.config.count_links, Some(name), st);
+                    }
+                }
+                st.is_dir() && reads
+            }
+            None => {
+                self.acc.add_type(d_type);
+                if self.breakdown.is_some() {
+                    self.here.add_type(d_type);
+                }
+                d_type == libc::DT_DIR && reads
+            }
+        };
+        if shared.config.list {
+            self.list(shared, name, d_type, st, depth);
+        }
+        is_dir
+    }
+}
+
+impl Worker<'_> {
+    /// Whether `st` is a directory counted under an earlier root.
+    fn counted_before(&self, st: &Stat) -> bool {
+        st.is_dir()
+            && self
+                .counted_before
+                .as_ref()
+                .is_some_and(|set| set.contains(&st.id()))
+    }
+}
+
+/// Why a directory is not descended into: it is `same`.
+fn loop_cause(same: &DirNode) -> io::Error {
+    io::Error::other(format!(
+        "the same directory as {} (not descended into)",
+        same.path().display()
+    ))
+}
+
+impl Worker<'_> {
+    /// Hands the worker's totals back for merging.
+    pub(crate) fn into_accumulator(self) -> Accumulator {
+        self.acc
+    }
+}
