@@ -914,13 +914,45 @@ static int count_iowq_workers(void)
 	return n;
 }
 
+/* Runs fn(dfd, want) in a child; its failure comes back through a pipe. */
+static int in_child(int (*fn)(int, const struct listing *), int dfd,
+		    const struct listing *want)
+{
+	int pipefd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return fail("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		return fail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int ret = fn(dfd, want);
+
+		if (ret && write(pipefd[1], failure, strlen(failure)) < 0)
+			ret = 2;
+		_exit(ret);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], failure, sizeof(failure) - 1);
+	failure[n > 0 ? n : 0] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		return fail("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return failure[0] ? 1 : fail("child status 0x%x", status);
+	return 0;
+}
+
 /*
  * In a child process with a ring of its own, so no io-wq worker exists
  * yet: a request punted to io-wq creates one, a request completed inline
- * does not. Returns 0 or writes why not to the pipe and returns 1.
+ * does not.
  */
-static int inline_child(int dfd)
+static int inline_child(int dfd, const struct listing *want)
 {
+	static struct listing got;
 	static char buf[8192];
 	struct io_uring_sqe *sqe;
 	struct statx stx;
@@ -962,6 +994,9 @@ static int inline_child(int dfd)
 		res = getdents_once(&ring, dfd, buf, sizeof(buf), 0);
 		if (res <= 0)
 			return fail("GETDENTS: %d", res);
+		got.n = 0;
+		if (parse(&got, buf, res) || !same_record(&got.r[0], &want->r[0]))
+			return fail("GETDENTS: the first record is not getdents64's");
 	}
 	workers = count_iowq_workers();
 	if (workers != 0)
@@ -983,9 +1018,7 @@ static int test_inline_completion(void)
 {
 	static struct listing want;
 	struct timespec tick = { 0, 50 * 1000 * 1000 };
-	int dfd, pipefd[2], status;
-	ssize_t n;
-	pid_t pid;
+	int dfd;
 
 	if (make_dir("inline", 50, &dfd))
 		return 1;
@@ -995,28 +1028,8 @@ static int test_inline_completion(void)
 	 * cached.
 	 */
 	nanosleep(&tick, NULL);
-	if (reference(dfd, &want))
+	if (reference(dfd, &want) || in_child(inline_child, dfd, &want))
 		return 1;
-	if (pipe(pipefd))
-		return fail("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		return fail("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int ret = inline_child(dfd);
-
-		if (ret && write(pipefd[1], failure, strlen(failure)) < 0)
-			ret = 2;
-		_exit(ret);
-	}
-	close(pipefd[1]);
-	n = read(pipefd[0], failure, sizeof(failure) - 1);
-	failure[n > 0 ? n : 0] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		return fail("waitpid: %s", strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return failure[0] ? 1 : fail("child status 0x%x", status);
 	close(dfd);
 	return 0;
 }
@@ -1312,37 +1325,6 @@ static int plus_no_search_child(int dfd, const struct listing *want)
 					    want->r[j].name);
 		}
 	}
-	return 0;
-}
-
-/* Runs fn(dfd, want) in a child; its failure comes back through a pipe. */
-static int in_child(int (*fn)(int, const struct listing *), int dfd,
-		    const struct listing *want)
-{
-	int pipefd[2], status;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return fail("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		return fail("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int ret = fn(dfd, want);
-
-		if (ret && write(pipefd[1], failure, strlen(failure)) < 0)
-			ret = 2;
-		_exit(ret);
-	}
-	close(pipefd[1]);
-	n = read(pipefd[0], failure, sizeof(failure) - 1);
-	failure[n > 0 ? n : 0] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		return fail("waitpid: %s", strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return failure[0] ? 1 : fail("child status 0x%x", status);
 	return 0;
 }
 

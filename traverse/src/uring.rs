@@ -37,7 +37,7 @@ use std::thread::{Scope, ThreadId};
 use std::time::{Duration, Instant};
 
 use io_uring_getdents::cqe;
-use io_uring_getdents::dirent::DirentIter;
+use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::plus::DirentPlusIter;

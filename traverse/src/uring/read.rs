@@ -346,21 +346,8 @@ pub(super) fn push_entries(
     names: &mut Vec<u8>,
     ents: &mut Vec<Ent>,
 ) -> io::Result<Option<u64>> {
-    let mut offset = None;
-    for entry in DirentIter::new(buf) {
-        let entry = entry?;
-        offset = Some(entry.offset());
-        if entry.is_dot_or_dotdot() {
-            continue;
-        }
-        ents.push(Ent::push(
-            names,
-            entry.ino(),
-            entry.name_bytes(),
-            entry.d_type(),
-        ));
-    }
-    Ok(offset)
+    let records = DirentIter::new(buf).map(|r| r.map(|d| (d, ())));
+    push_records(records, names, ents, |()| ())
 }
 
 /// [`push_entries`] for readdirplus records: each entry's statx (or the
@@ -371,9 +358,26 @@ pub(super) fn push_entries_plus(
     ents: &mut Vec<Ent>,
     stats: &mut Vec<PlusStat>,
 ) -> io::Result<Option<u64>> {
+    let records = DirentPlusIter::new(buf).map(|r| r.map(|plus| (plus.dirent(), plus)));
+    push_records(records, names, ents, |plus| {
+        stats.push(match plus.stat() {
+            Ok(stx) => Ok(Stat::from_statx(&stx)),
+            Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+        });
+    })
+}
+
+/// Appends `records` (but "." and "..") to `names`/`ents`, handing what
+/// else each entry's record holds to `rest`; the last record's `d_off`.
+fn push_records<'a, X>(
+    records: impl Iterator<Item = Result<(Dirent<'a>, X), ParseError>>,
+    names: &mut Vec<u8>,
+    ents: &mut Vec<Ent>,
+    mut rest: impl FnMut(X),
+) -> io::Result<Option<u64>> {
     let mut offset = None;
-    for entry in DirentPlusIter::new(buf) {
-        let entry = entry?;
+    for record in records {
+        let (entry, extra) = record?;
         offset = Some(entry.offset());
         if entry.is_dot_or_dotdot() {
             continue;
@@ -384,10 +388,7 @@ pub(super) fn push_entries_plus(
             entry.name_bytes(),
             entry.d_type(),
         ));
-        stats.push(match entry.stat() {
-            Ok(stx) => Ok(Stat::from_statx(&stx)),
-            Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
-        });
+        rest(extra);
     }
     Ok(offset)
 }
