@@ -6,24 +6,21 @@
 //! "skipped: ..." and pass, unless `IO_URING_GETDENTS_REQUIRE=1` (set in the
 //! test VM), which makes them fail. The detection test runs everywhere.
 
+mod common;
+
 use std::collections::HashMap;
 use std::fs;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use common::{parse, position, reference, required, submit_and_reap, Record, Tree};
 use io_uring_getdents::cqe;
 use io_uring_getdents::detect::{self, Choice, Support, Unavailable};
-use io_uring_getdents::dirent::{DirentIter, HEADER_LEN, MIN_RECORD_LEN, RECORD_ALIGN};
+use io_uring_getdents::dirent::MIN_RECORD_LEN;
 use io_uring_getdents::io_uring::{squeue, types, IoUring, Probe};
 use io_uring_getdents::opcode::{GetDents, Target};
 use io_uring_getdents::syscall::{getdents64, seek_dir};
-
-const REQUIRE_VAR: &str = "IO_URING_GETDENTS_REQUIRE";
-
-fn required() -> bool {
-    std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
-}
 
 /// The opcode to submit, or `None` (after printing why) when the kernel has
 /// no GETDENTS and the test VM did not require it.
@@ -31,82 +28,26 @@ fn getdents_opcode() -> Option<u8> {
     match detect::cached() {
         Support::Available { opcode } => Some(*opcode),
         Support::Unavailable(why) if required() => {
-            panic!("{REQUIRE_VAR}=1 but GETDENTS is unavailable: {why}")
+            common::unavailable_but_required("GETDENTS", why)
         }
-        other => {
-            println!("skipped: {other}");
-            None
-        }
-    }
-}
-
-/// One record: inode, d_off, d_type, name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Record {
-    ino: u64,
-    off: u64,
-    d_type: u8,
-    name: Vec<u8>,
-}
-
-impl Record {
-    /// The record's size in the buffer, as the kernel lays it out.
-    fn reclen(&self) -> usize {
-        (HEADER_LEN + self.name.len() + 1).next_multiple_of(RECORD_ALIGN)
-    }
-}
-
-fn parse(buf: &[u8]) -> Vec<Record> {
-    DirentIter::new(buf)
-        .map(|entry| {
-            let entry = entry.expect("the kernel wrote a malformed record");
-            Record {
-                ino: entry.ino(),
-                off: entry.offset(),
-                d_type: entry.d_type(),
-                name: entry.name_bytes().to_vec(),
-            }
-        })
-        .collect()
-}
-
-/// The whole directory as one getdents64 loop with a large buffer returns
-/// it, from position 0.
-fn reference(dir: &fs::File) -> Vec<Record> {
-    seek_dir(dir.as_fd(), 0).expect("lseek on the directory");
-    let mut buf = vec![0u8; 1 << 20];
-    let mut records = Vec::new();
-    loop {
-        let n = getdents64(dir.as_fd(), &mut buf).expect("getdents64");
-        if n == 0 {
-            return records;
-        }
-        records.extend(parse(&buf[..n]));
+        other => common::skipped(other),
     }
 }
 
 /// A directory with `files` regular files whose names run from 1 to 255
 /// bytes (so records of every size), a subdirectory, a symlink and a FIFO.
-fn make_tree(parent: &Path, files: usize) -> std::path::PathBuf {
-    let dir = parent.join("tree");
-    fs::create_dir(&dir).unwrap();
-    for i in 0..files {
-        let stem = format!("{i:05}-");
-        let len = 1 + (i * 37) % 255;
-        let name: String = stem
-            .chars()
-            .chain(std::iter::repeat('n'))
-            .take(len.max(stem.len()))
-            .collect();
-        fs::write(dir.join(name), [i as u8]).unwrap();
-    }
+fn make_tree(parent: &Path, files: usize) -> PathBuf {
+    let dir = common::tree_of_files(parent, files, 5, |i| vec![i as u8]);
     fs::create_dir(dir.join("sub")).unwrap();
     std::os::unix::fs::symlink("sub", dir.join("link")).unwrap();
-    let fifo =
-        std::ffi::CString::new(dir.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
-    // SAFETY: `fifo` is a valid NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    common::mkfifo(&dir.join("fifo"));
     dir
+}
+
+/// The records a read from `offset` must return into a buffer of `len`
+/// bytes: those after the entry whose d_off is `offset`, as many as fit.
+fn expected_from(all: &[Record], offset: u64, len: usize) -> &[Record] {
+    common::expected_from(all, offset, len, 0)
 }
 
 /// Submits one GETDENTS into `buf` from `offset` and waits for its result.
@@ -116,44 +57,7 @@ fn getdents_once(ring: &mut IoUring, opcode: u8, fd: Target, buf: &mut [u8], off
         .opcode(opcode)
         .build()
         .user_data(7);
-    submit_and_reap(ring, sqe)
-}
-
-fn submit_and_reap(ring: &mut IoUring, sqe: squeue::Entry) -> i32 {
-    submit_and_reap_flags(ring, sqe).0
-}
-
-/// [`submit_and_reap`], with the completion's flags.
-fn submit_and_reap_flags(ring: &mut IoUring, sqe: squeue::Entry) -> (i32, u32) {
-    // SAFETY: every buffer and descriptor named by `sqe` is borrowed by the
-    // caller for the whole call, and we wait here for the completion.
-    unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
-    ring.submit_and_wait(1).expect("io_uring_enter");
-    let cqe = ring.completion().next().expect("a completion");
-    assert_eq!(cqe.user_data(), sqe.get_user_data());
-    (cqe.result(), cqe.flags())
-}
-
-/// The records a read from `offset` must return into a buffer of `len`
-/// bytes: those after the entry whose d_off is `offset`, as many as fit.
-fn expected_from(all: &[Record], offset: u64, len: usize) -> &[Record] {
-    let start = if offset == 0 {
-        0
-    } else {
-        all.iter()
-            .position(|r| r.off == offset)
-            .expect("offset is a d_off of the directory")
-            + 1
-    };
-    let mut used = 0;
-    let fitting = all[start..]
-        .iter()
-        .take_while(|r| {
-            used += r.reclen();
-            used <= len
-        })
-        .count();
-    &all[start..start + fitting]
+    submit_and_reap(ring, sqe).0
 }
 
 #[test]
@@ -212,15 +116,12 @@ fn chunked_reads_from_every_d_off_match_getdents64() {
     let Some(opcode) = getdents_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 300);
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
+    let Tree { path, dir, all, .. } = &Tree::new(make_tree, 300);
 
     // The reference itself is checked against std's listing.
     let mut names: Vec<Vec<u8>> = all.iter().map(|r| r.name.clone()).collect();
     names.sort();
-    let mut std_names: Vec<Vec<u8>> = fs::read_dir(&path)
+    let mut std_names: Vec<Vec<u8>> = fs::read_dir(path)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_encoded_bytes())
         .chain([b".".to_vec(), b"..".to_vec()])
@@ -245,7 +146,7 @@ fn chunked_reads_from_every_d_off_match_getdents64() {
                 break;
             }
             let records = parse(&buf[..res as usize]);
-            assert_eq!(records, expected_from(&all, offset, len));
+            assert_eq!(records, expected_from(all, offset, len));
             offset = records.last().unwrap().off;
             got.extend(records);
             assert!(
@@ -253,7 +154,7 @@ fn chunked_reads_from_every_d_off_match_getdents64() {
                 "more records than the directory has"
             );
         }
-        assert_eq!(got, all, "buffer of {len} bytes");
+        assert_eq!(got, *all, "buffer of {len} bytes");
     }
 
     // A read starting at each d_off, in an order that never matches where
@@ -263,15 +164,15 @@ fn chunked_reads_from_every_d_off_match_getdents64() {
         let res = getdents_once(&mut ring, opcode, fd, &mut buf, record.off);
         assert!(res >= 0, "GETDENTS from {}: {res}", record.off);
         let records = parse(&buf[..res as usize]);
-        assert_eq!(records, expected_from(&all, record.off, buf.len()));
+        assert_eq!(records, expected_from(all, record.off, buf.len()));
     }
 
     // getdents64 moved the position to the end; offset 0 still starts over.
-    reference(&dir);
+    reference(dir);
     let res = getdents_once(&mut ring, opcode, fd, &mut buf, 0);
     assert_eq!(
         parse(&buf[..res as usize]),
-        expected_from(&all, 0, buf.len())
+        expected_from(all, 0, buf.len())
     );
 }
 
@@ -294,7 +195,7 @@ fn assert_eof_on_last_read(
             .opcode(opcode)
             .build()
             .user_data(9);
-        submit_and_reap_flags(ring, sqe)
+        submit_and_reap(ring, sqe)
     })
 }
 
@@ -487,7 +388,7 @@ fn unwritable_buffers_are_efault() {
             .opcode(opcode)
             .build()
             .user_data(1);
-        let res = submit_and_reap(&mut ring, sqe);
+        let res = submit_and_reap(&mut ring, sqe).0;
         assert_eq!(res, -libc::EFAULT, "{what}");
     }
     // SAFETY: `page` is the mapping made above, no longer used.
@@ -511,7 +412,7 @@ fn reserved_sqe_fields_must_be_zero() {
             .user_data(3)
     };
     // The same request with every reserved byte zero succeeds.
-    assert!(submit_and_reap(&mut ring, valid()) > 0);
+    assert!(submit_and_reap(&mut ring, valid()).0 > 0);
     // Byte ranges of io_uring_sqe: ioprio, op flags, buf_index,
     // file_index/splice_fd_in, addr3, __pad2[0]. Every byte on its own.
     let mut checked = 0;
@@ -532,7 +433,7 @@ fn reserved_sqe_fields_must_be_zero() {
             // SAFETY: as above.
             let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
             assert_eq!(
-                submit_and_reap(&mut ring, sqe),
+                submit_and_reap(&mut ring, sqe).0,
                 -libc::EINVAL,
                 "{field}: byte {byte} of the SQE set"
             );
@@ -544,23 +445,12 @@ fn reserved_sqe_fields_must_be_zero() {
     drop(buf);
 }
 
-/// The file's position, as `lseek(fd, 0, SEEK_CUR)` gives it.
-fn position(dir: &fs::File) -> u64 {
-    // SAFETY: lseek on a descriptor `dir` keeps open; no memory is passed.
-    let pos = unsafe { libc::lseek(dir.as_raw_fd(), 0, libc::SEEK_CUR) };
-    assert!(pos >= 0, "lseek: {}", std::io::Error::last_os_error());
-    pos as u64
-}
-
 #[test]
 fn offset_minus_one_reads_at_the_file_position() {
     let Some(opcode) = getdents_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 200);
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 200);
     let mut ring = IoUring::new(8).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
 
@@ -576,14 +466,14 @@ fn offset_minus_one_reads_at_the_file_position() {
             break;
         }
         let records = parse(&buf[..res as usize]);
-        assert_eq!(position(&dir), records.last().unwrap().off);
+        assert_eq!(position(dir), records.last().unwrap().off);
         got.extend(records);
         assert!(
             got.len() <= all.len(),
             "more records than the directory has"
         );
     }
-    assert_eq!(got, all);
+    assert_eq!(got, *all);
 
     // -1 continues from where lseek(2) put the file, not from 0.
     let middle = &all[all.len() / 2];
@@ -592,7 +482,7 @@ fn offset_minus_one_reads_at_the_file_position() {
     assert!(res > 0, "GETDENTS at -1 after lseek: {res}");
     assert_eq!(
         parse(&buf[..res as usize]),
-        expected_from(&all, middle.off, buf.len())
+        expected_from(all, middle.off, buf.len())
     );
 
     // Any other negative position is for the filesystem to refuse, and
@@ -606,10 +496,7 @@ fn linked_reads_at_minus_one_list_the_directory_in_order() {
     let Some(opcode) = getdents_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 100);
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 100);
     seek_dir(dir.as_fd(), 0).unwrap();
 
     // Enough reads of LEN bytes to pass the end: the last ones return 0.
@@ -655,7 +542,7 @@ fn linked_reads_at_minus_one_list_the_directory_in_order() {
         got.extend(parse(&buffers[i][..res as usize]));
     }
     assert!(ended, "{links} linked reads did not reach the end");
-    assert_eq!(got, all);
+    assert_eq!(got, *all);
 }
 
 #[test]
@@ -663,10 +550,7 @@ fn registered_file_reads_like_a_plain_fd() {
     let Some(opcode) = getdents_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 40);
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 40);
     let mut ring = IoUring::new(4).unwrap();
     ring.submitter()
         .register_files(&[dir.as_raw_fd()])
@@ -680,7 +564,7 @@ fn registered_file_reads_like_a_plain_fd() {
         0,
     );
     assert!(res > 0, "GETDENTS on a registered file: {res}");
-    assert_eq!(parse(&buf[..res as usize]), all);
+    assert_eq!(parse(&buf[..res as usize]), *all);
 }
 
 #[test]
@@ -688,13 +572,10 @@ fn many_reads_in_flight_on_one_file_each_get_their_own_offset() {
     let Some(opcode) = getdents_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 400);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 400);
     // One open file, so one f_pos shared by every request: without the
     // kernel's f_pos_lock, a seek by one request lands between another's
     // seek and read.
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
     let offsets: Vec<u64> = [0].into_iter().chain(all.iter().map(|r| r.off)).collect();
 
     // Meanwhile another thread moves the same file's position with
@@ -710,7 +591,7 @@ fn many_reads_in_flight_on_one_file_each_get_their_own_offset() {
                 i += 7;
             }
         });
-        let result = std::panic::catch_unwind(|| in_flight_rounds(opcode, &dir, &all, &offsets));
+        let result = std::panic::catch_unwind(|| in_flight_rounds(opcode, dir, all, &offsets));
         stop.store(true, Ordering::Relaxed);
         if let Err(panic) = result {
             std::panic::resume_unwind(panic);
@@ -773,12 +654,10 @@ fn a_ring_of_io_uring_0_7_lists_like_getdents64() {
     let Some(opcode) = getdents_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = fs::File::open(make_tree(tmp.path(), 300)).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 300);
     let mut ring = uring07::IoUring::new(8).unwrap();
     let fd = Target::from(uring07::types::Fd(dir.as_raw_fd()));
-    let reads = assert_eof_on_last_read_by(&dir, &all, 4096, |offset, buf| {
+    let reads = assert_eof_on_last_read_by(dir, all, 4096, |offset, buf| {
         let sqe = GetDents::new(fd, buf.as_mut_ptr(), buf.len() as u32)
             .offset(offset)
             .opcode(opcode)

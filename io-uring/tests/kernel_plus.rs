@@ -7,6 +7,8 @@
 //! passes, unless `IO_URING_GETDENTS_REQUIRE=1` (set in the test VM), which
 //! makes it fail.
 
+mod common;
+
 use std::ffi::CString;
 use std::fs;
 use std::os::fd::{AsFd, AsRawFd};
@@ -14,17 +16,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use common::{position, required, submit_and_reap, Record, Tree};
 use io_uring_getdents::cqe;
 use io_uring_getdents::detect::{self, PlusSupport};
-use io_uring_getdents::dirent::{
-    DirentIter, FileType, HEADER_LEN, MIN_RECORD_LEN as PLAIN_MIN_RECORD_LEN, RECORD_ALIGN,
-};
+use io_uring_getdents::dirent::{FileType, MIN_RECORD_LEN as PLAIN_MIN_RECORD_LEN};
 use io_uring_getdents::io_uring::{squeue, types, IoUring};
 use io_uring_getdents::opcode::{GetDents, Target};
 use io_uring_getdents::plus::{DirentPlusIter, MIN_RECORD_LEN, TAIL_LEN};
-use io_uring_getdents::syscall::{getdents64, seek_dir, statx};
-
-const REQUIRE_VAR: &str = "IO_URING_GETDENTS_REQUIRE";
+use io_uring_getdents::syscall::{seek_dir, statx};
 
 /// The fields asked for: all the basic ones and the birth time.
 const MASK: u32 = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
@@ -34,10 +33,6 @@ const MASK: u32 = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
 /// buffers may end a read before the user buffer is full.
 const EXACT_FIT_MAX: usize = 16 * 1024;
 
-fn required() -> bool {
-    std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
-}
-
 /// The GETDENTS opcode to submit readdirplus with, or `None` (after
 /// printing why) when the kernel lacks the mode and the test VM did not
 /// require it.
@@ -45,39 +40,28 @@ fn plus_opcode() -> Option<u8> {
     match detect::plus_cached() {
         PlusSupport::Available { opcode } => Some(*opcode),
         PlusSupport::Unavailable(why) if required() => {
-            panic!("{REQUIRE_VAR}=1 but readdirplus is unavailable: {why}")
+            common::unavailable_but_required("readdirplus", why)
         }
-        other => {
-            println!("skipped: {other}");
-            None
-        }
+        other => common::skipped(other),
     }
 }
-
-/// One plain record: inode, d_off, d_type, name.
-type Plain = (u64, u64, u8, Vec<u8>);
 
 /// One readdirplus record.
 #[derive(Clone, Debug)]
 struct Plus {
-    plain: Plain,
+    plain: Record,
     /// The statx, or the (positive) errno in its place.
     stat: Result<libc::statx, i32>,
 }
 
 impl Plus {
     fn name(&self) -> &[u8] {
-        &self.plain.3
+        &self.plain.name
     }
 
     fn off(&self) -> u64 {
-        self.plain.1
+        self.plain.off
     }
-}
-
-/// The size of a plain record holding `name`, as the kernel lays it out.
-fn plain_reclen(name: &[u8]) -> usize {
-    (HEADER_LEN + name.len() + 1).next_multiple_of(RECORD_ALIGN)
 }
 
 fn parse_plus(buf: &[u8]) -> Vec<Plus> {
@@ -85,12 +69,7 @@ fn parse_plus(buf: &[u8]) -> Vec<Plus> {
         .map(|entry| {
             let entry = entry.expect("the kernel wrote a malformed readdirplus record");
             Plus {
-                plain: (
-                    entry.ino(),
-                    entry.offset(),
-                    entry.d_type(),
-                    entry.name_bytes().to_vec(),
-                ),
+                plain: Record::of(&entry.dirent()),
                 stat: entry
                     .stat()
                     .map_err(|e| e.raw_os_error().expect("an errno")),
@@ -99,29 +78,7 @@ fn parse_plus(buf: &[u8]) -> Vec<Plus> {
         .collect()
 }
 
-/// The whole directory as getdents64 lists it from position 0.
-fn reference(dir: &fs::File) -> Vec<Plain> {
-    seek_dir(dir.as_fd(), 0).expect("lseek on the directory");
-    let mut buf = vec![0u8; 1 << 20];
-    let mut records = Vec::new();
-    loop {
-        let n = getdents64(dir.as_fd(), &mut buf).expect("getdents64");
-        if n == 0 {
-            return records;
-        }
-        for entry in DirentIter::new(&buf[..n]) {
-            let entry = entry.expect("getdents64 wrote a malformed record");
-            records.push((
-                entry.ino(),
-                entry.offset(),
-                entry.d_type(),
-                entry.name_bytes().to_vec(),
-            ));
-        }
-    }
-}
-
-fn plains(records: &[Plus]) -> Vec<Plain> {
+fn plains(records: &[Plus]) -> Vec<Record> {
     records.iter().map(|r| r.plain.clone()).collect()
 }
 
@@ -188,7 +145,7 @@ fn assert_carries_statx_of_its_name(dir: &fs::File, record: &Plus) {
         .unwrap_or_else(|errno| panic!("{what}: errno {errno} instead of a statx"));
     let want = statx_of(dir, record.name()).expect("statx(2) of a listed name");
     assert_same_stable_fields(&got, &want, &what);
-    let d_type = FileType::from_d_type(record.plain.2);
+    let d_type = FileType::from_d_type(record.plain.d_type);
     if d_type != FileType::Unknown {
         assert_eq!(FileType::from_mode(got.stx_mode.into()), d_type, "{what}");
     }
@@ -198,27 +155,14 @@ fn assert_carries_statx_of_its_name(dir: &fs::File, record: &Plus) {
 /// bytes, so records of every length), a file with three names, a
 /// symbolic link, a FIFO and a subdirectory with a directory in it.
 fn make_tree(parent: &Path, files: usize) -> PathBuf {
-    let dir = parent.join("tree");
-    fs::create_dir(&dir).unwrap();
-    for i in 0..files {
-        let stem = format!("{i:04}-");
-        let len = (1 + (i * 37) % 255).max(stem.len());
-        let name: String = stem
-            .chars()
-            .chain(std::iter::repeat('n'))
-            .take(len)
-            .collect();
-        fs::write(dir.join(name), vec![b'x'; i * 300]).unwrap();
-    }
+    let dir = common::tree_of_files(parent, files, 4, |i| vec![b'x'; i * 300]);
     fs::write(dir.join("a"), b"three names").unwrap();
     fs::hard_link(dir.join("a"), dir.join("a-second")).unwrap();
     fs::hard_link(dir.join("a"), dir.join("a-third")).unwrap();
     fs::write(dir.join("L".repeat(255)), b"the longest name").unwrap();
     std::os::unix::fs::symlink("sub", dir.join("link")).unwrap();
     fs::create_dir_all(dir.join("sub/inner")).unwrap();
-    let fifo = CString::new(dir.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
-    // SAFETY: `fifo` is a valid NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    common::mkfifo(&dir.join("fifo"));
     dir
 }
 
@@ -240,41 +184,11 @@ fn plus_once(
     submit_and_reap(ring, sqe)
 }
 
-fn submit_and_reap(ring: &mut IoUring, sqe: squeue::Entry) -> (i32, u32) {
-    // SAFETY: every buffer and descriptor named by `sqe` is borrowed by the
-    // caller for the whole call, and we wait here for the completion.
-    unsafe { ring.submission().push(&sqe) }.expect("submission queue full");
-    ring.submit_and_wait(1).expect("io_uring_enter");
-    let cqe = ring.completion().next().expect("a completion");
-    assert_eq!(cqe.user_data(), sqe.get_user_data());
-    (cqe.result(), cqe.flags())
-}
-
-/// The file's position, as `lseek(fd, 0, SEEK_CUR)` gives it.
-fn position(dir: &fs::File) -> u64 {
-    // SAFETY: lseek on a descriptor `dir` keeps open; no memory is passed.
-    let pos = unsafe { libc::lseek(dir.as_raw_fd(), 0, libc::SEEK_CUR) };
-    assert!(pos >= 0, "lseek: {}", std::io::Error::last_os_error());
-    pos as u64
-}
-
 /// The plain records a readdirplus read from `offset` into `len` bytes must
 /// return: those after the entry whose d_off is `offset`, as many as fit
 /// with their tails.
-fn expected_from(all: &[Plain], offset: u64, len: usize) -> &[Plain] {
-    let start = match offset {
-        0 => 0,
-        _ => all.iter().position(|r| r.1 == offset).expect("a d_off") + 1,
-    };
-    let mut used = 0;
-    let fitting = all[start..]
-        .iter()
-        .take_while(|r| {
-            used += plain_reclen(&r.3) + TAIL_LEN;
-            used <= len
-        })
-        .count();
-    &all[start..start + fitting]
+fn expected_from(all: &[Record], offset: u64, len: usize) -> &[Record] {
+    common::expected_from(all, offset, len, TAIL_LEN)
 }
 
 /// Lists `dir` with readdirplus reads of `len` bytes made by `read(offset,
@@ -286,7 +200,7 @@ fn expected_from(all: &[Plain], offset: u64, len: usize) -> &[Plain] {
 /// last read with records and on the read of 0 bytes, and on no other.
 fn list_chained(
     dir: &fs::File,
-    all: &[Plain],
+    all: &[Record],
     len: usize,
     mut read: impl FnMut(u64, &mut [u8]) -> (i32, u32),
 ) -> Vec<Plus> {
@@ -342,21 +256,18 @@ fn every_record_carries_the_statx_of_its_name() {
     let Some(opcode) = plus_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 120);
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 120);
     let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
-    let largest = all.iter().map(|r| plain_reclen(&r.3)).max().unwrap() + TAIL_LEN;
+    let largest = all.iter().map(Record::reclen).max().unwrap() + TAIL_LEN;
     assert_eq!(largest, 280 + TAIL_LEN, "the 255-byte name's record");
 
     for len in [largest, 1000, 4096, 65536] {
-        let got = list_chained(&dir, &all, len, |offset, buf| {
+        let got = list_chained(dir, all, len, |offset, buf| {
             plus_once(&mut ring, opcode, fd, buf, offset, MASK)
         });
         for record in &got {
-            assert_carries_statx_of_its_name(&dir, record);
+            assert_carries_statx_of_its_name(dir, record);
         }
         // "." is the directory, and the three names one file.
         let by_name = |name: &[u8]| got.iter().find(|r| r.name() == name).unwrap();
@@ -376,10 +287,10 @@ fn every_record_carries_the_statx_of_its_name() {
     // last read left the file, returns what follows that entry.
     let mut buf = vec![0u8; 2000];
     for record in all.iter().rev().step_by(3) {
-        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, record.1, MASK);
-        assert!(res >= 0, "readdirplus from {}: {res}", record.1);
+        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, record.off, MASK);
+        assert!(res >= 0, "readdirplus from {}: {res}", record.off);
         let records = parse_plus(&buf[..res as usize]);
-        assert_eq!(plains(&records), expected_from(&all, record.1, buf.len()));
+        assert_eq!(plains(&records), expected_from(all, record.off, buf.len()));
     }
 }
 
@@ -388,19 +299,17 @@ fn reads_at_minus_one_list_the_directory_in_order() {
     let Some(opcode) = plus_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = fs::File::open(make_tree(tmp.path(), 60)).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 60);
     let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
     seek_dir(dir.as_fd(), 0).unwrap();
     // Each read ignores the offset list_chained passes and goes on from the
     // file's position, which list_chained checks is the last d_off.
-    let got = list_chained(&dir, &all, 1500, |_, buf| {
+    let got = list_chained(dir, all, 1500, |_, buf| {
         plus_once(&mut ring, opcode, fd, buf, u64::MAX, MASK)
     });
     for record in &got {
-        assert_carries_statx_of_its_name(&dir, record);
+        assert_carries_statx_of_its_name(dir, record);
     }
 }
 
@@ -409,19 +318,17 @@ fn a_registered_file_reads_like_a_plain_fd() {
     let Some(opcode) = plus_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = fs::File::open(make_tree(tmp.path(), 20)).unwrap();
-    let all = reference(&dir);
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 20);
     let mut ring = IoUring::new(4).unwrap();
     ring.submitter()
         .register_files(&[dir.as_raw_fd()])
         .expect("IORING_REGISTER_FILES");
     let fixed = Target::from(types::Fixed(0));
-    let got = list_chained(&dir, &all, 4096, |offset, buf| {
+    let got = list_chained(dir, all, 4096, |offset, buf| {
         plus_once(&mut ring, opcode, fixed, buf, offset, MASK)
     });
     for record in &got {
-        assert_carries_statx_of_its_name(&dir, record);
+        assert_carries_statx_of_its_name(dir, record);
     }
 }
 
@@ -530,23 +437,20 @@ fn without_search_permission_every_record_carries_eacces() {
     let Some(opcode) = plus_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 10);
     // Opened while readable, then made unsearchable: the names can still
     // be read through the descriptor, but no name can be looked up.
-    let dir = fs::File::open(&path).unwrap();
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-    let all = reference(&dir);
+    let Tree { path, dir, all, .. } = &Tree::new(make_tree, 10);
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600)).unwrap();
     let got = without_search_permission(|ring| {
-        if statx_of(&dir, b"a").err() != Some(libc::EACCES) {
+        if statx_of(dir, b"a").err() != Some(libc::EACCES) {
             return None;
         }
         let fd = Target::Fd(dir.as_raw_fd());
-        Some(list_chained(&dir, &all, 2000, |offset, buf| {
+        Some(list_chained(dir, all, 2000, |offset, buf| {
             plus_once(ring, opcode, fd, buf, offset, MASK)
         }))
     });
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
     let Some(got) = got else {
         // Only if even `nobody` may search it (an unusual security module
         // or filesystem): nothing to compare with.
@@ -572,10 +476,7 @@ fn an_entry_removed_between_reads_has_no_record_or_enoent() {
     let Some(opcode) = plus_opcode() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = make_tree(tmp.path(), 40);
-    let dir = fs::File::open(&path).unwrap();
-    let all = reference(&dir);
+    let Tree { path, dir, all, .. } = &Tree::new(make_tree, 40);
     let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
 
@@ -587,9 +488,9 @@ fn an_entry_removed_between_reads_has_no_record_or_enoent() {
     let mut got = parse_plus(&buf[..res as usize]);
     let removed: Vec<Vec<u8>> = all[got.len()..]
         .iter()
-        .filter(|r| r.2 != libc::DT_DIR)
+        .filter(|r| r.d_type != libc::DT_DIR)
         .step_by(2)
-        .map(|r| r.3.clone())
+        .map(|r| r.name.clone())
         .collect();
     assert!(removed.len() >= 10);
     for name in &removed {
@@ -614,7 +515,7 @@ fn an_entry_removed_between_reads_has_no_record_or_enoent() {
     // d_off everywhere: where d_off is the next name's hash, as on ext4, the
     // record before a removed name says where the next one left is.)
     let mut rest = all.iter();
-    let same = |r: &Plain, p: &Plain| (r.0, r.2, &r.3) == (p.0, p.2, &p.3);
+    let same = |r: &Record, p: &Record| (r.ino, r.d_type, &r.name) == (p.ino, p.d_type, &p.name);
     for record in &got {
         assert!(
             rest.any(|r| same(r, &record.plain)),
@@ -625,13 +526,13 @@ fn an_entry_removed_between_reads_has_no_record_or_enoent() {
             assert_eq!(record.stat.err(), Some(libc::ENOENT), "a removed name");
         } else if record.name() != b"." {
             // (The directory itself changed with the removals.)
-            assert_carries_statx_of_its_name(&dir, record);
+            assert_carries_statx_of_its_name(dir, record);
         }
     }
     let listed = |name: &Vec<u8>| got.iter().any(|r| r.name() == &name[..]);
     let kept: Vec<_> = all
         .iter()
-        .map(|r| &r.3)
+        .map(|r| &r.name)
         .filter(|n| !removed.contains(n))
         .collect();
     assert!(
