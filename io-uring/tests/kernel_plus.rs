@@ -46,6 +46,11 @@ fn plus_opcode() -> Option<u8> {
     }
 }
 
+/// [`plus_opcode`] with a ring of four entries to submit it on.
+fn plus_ring() -> Option<(u8, IoUring)> {
+    plus_opcode().map(|opcode| (opcode, IoUring::new(4).unwrap()))
+}
+
 /// One readdirplus record.
 #[derive(Clone, Debug)]
 struct Plus {
@@ -251,24 +256,41 @@ fn list_chained(
     got
 }
 
+/// [`list_chained`] with reads of `target` (the open `dir`) through
+/// `ring`, each from the offset `list_chained` asks for, or from the file
+/// position (offset -1) where `at_position`; asserts that every record
+/// carries the statx of its name.
+fn list_with_statx(
+    ring: &mut IoUring,
+    opcode: u8,
+    target: Target,
+    at_position: bool,
+    dir: &fs::File,
+    all: &[Record],
+    len: usize,
+) -> Vec<Plus> {
+    let got = list_chained(dir, all, len, |offset, buf| {
+        let offset = if at_position { u64::MAX } else { offset };
+        plus_once(ring, opcode, target, buf, offset, MASK)
+    });
+    for record in &got {
+        assert_carries_statx_of_its_name(dir, record);
+    }
+    got
+}
+
 #[test]
 fn every_record_carries_the_statx_of_its_name() {
-    let Some(opcode) = plus_opcode() else {
+    let Some((opcode, mut ring)) = plus_ring() else {
         return;
     };
     let Tree { dir, all, .. } = &Tree::new(make_tree, 120);
-    let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
     let largest = all.iter().map(Record::reclen).max().unwrap() + TAIL_LEN;
     assert_eq!(largest, 280 + TAIL_LEN, "the 255-byte name's record");
 
     for len in [largest, 1000, 4096, 65536] {
-        let got = list_chained(dir, all, len, |offset, buf| {
-            plus_once(&mut ring, opcode, fd, buf, offset, MASK)
-        });
-        for record in &got {
-            assert_carries_statx_of_its_name(dir, record);
-        }
+        let got = list_with_statx(&mut ring, opcode, fd, false, dir, all, len);
         // "." is the directory, and the three names one file.
         let by_name = |name: &[u8]| got.iter().find(|r| r.name() == name).unwrap();
         let own = statx(Some(dir.as_fd()), c"", libc::AT_EMPTY_PATH, MASK).unwrap();
@@ -296,50 +318,37 @@ fn every_record_carries_the_statx_of_its_name() {
 
 #[test]
 fn reads_at_minus_one_list_the_directory_in_order() {
-    let Some(opcode) = plus_opcode() else {
+    let Some((opcode, mut ring)) = plus_ring() else {
         return;
     };
     let Tree { dir, all, .. } = &Tree::new(make_tree, 60);
-    let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
     seek_dir(dir.as_fd(), 0).unwrap();
     // Each read ignores the offset list_chained passes and goes on from the
     // file's position, which list_chained checks is the last d_off.
-    let got = list_chained(dir, all, 1500, |_, buf| {
-        plus_once(&mut ring, opcode, fd, buf, u64::MAX, MASK)
-    });
-    for record in &got {
-        assert_carries_statx_of_its_name(dir, record);
-    }
+    list_with_statx(&mut ring, opcode, fd, true, dir, all, 1500);
 }
 
 #[test]
 fn a_registered_file_reads_like_a_plain_fd() {
-    let Some(opcode) = plus_opcode() else {
+    let Some((opcode, mut ring)) = plus_ring() else {
         return;
     };
     let Tree { dir, all, .. } = &Tree::new(make_tree, 20);
-    let mut ring = IoUring::new(4).unwrap();
     ring.submitter()
         .register_files(&[dir.as_raw_fd()])
         .expect("IORING_REGISTER_FILES");
     let fixed = Target::from(types::Fixed(0));
-    let got = list_chained(dir, all, 4096, |offset, buf| {
-        plus_once(&mut ring, opcode, fixed, buf, offset, MASK)
-    });
-    for record in &got {
-        assert_carries_statx_of_its_name(dir, record);
-    }
+    list_with_statx(&mut ring, opcode, fixed, false, dir, all, 4096);
 }
 
 #[test]
 fn a_buffer_smaller_than_one_record_is_einval() {
-    let Some(opcode) = plus_opcode() else {
+    let Some((opcode, mut ring)) = plus_ring() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = fs::File::open(tmp.path()).unwrap();
-    let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
     let mut buf = vec![0u8; MIN_RECORD_LEN];
     // Room for a plain record of "." (24 bytes) is not room for its tail.
@@ -364,12 +373,11 @@ fn a_buffer_smaller_than_one_record_is_einval() {
 
 #[test]
 fn a_reserved_mask_bit_or_an_unknown_flag_is_einval() {
-    let Some(opcode) = plus_opcode() else {
+    let Some((opcode, mut ring)) = plus_ring() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = fs::File::open(tmp.path()).unwrap();
-    let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
     let mut buf = vec![0u8; 4096];
     // STATX__RESERVED, bit 31, as statx(2) refuses it.
@@ -473,11 +481,10 @@ fn without_search_permission_every_record_carries_eacces() {
 
 #[test]
 fn an_entry_removed_between_reads_has_no_record_or_enoent() {
-    let Some(opcode) = plus_opcode() else {
+    let Some((opcode, mut ring)) = plus_ring() else {
         return;
     };
     let Tree { path, dir, all, .. } = &Tree::new(make_tree, 40);
-    let mut ring = IoUring::new(4).unwrap();
     let fd = Target::Fd(dir.as_raw_fd());
 
     // A first read of a few records, then every other name not yet listed
