@@ -345,8 +345,8 @@ impl<'a> DirentIter<'a> {
         self.pos
     }
 
-    fn parse_at(&self, start: usize) -> Result<(Dirent<'a>, usize), ParseError> {
-        let record = parse_record(self.buf, start, MIN_RECORD_LEN, 0)?;
+    fn parse_at(buf: &'a [u8], start: usize) -> Result<(Dirent<'a>, usize), ParseError> {
+        let record = parse_record(buf, start, MIN_RECORD_LEN, 0)?;
         Ok((record.entry, record.len))
     }
 }
@@ -413,24 +413,36 @@ impl<'a> Iterator for DirentIter<'a> {
     type Item = Result<Dirent<'a>, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.pos >= self.buf.len() {
-            return None;
-        }
-        match self.parse_at(self.pos) {
-            Ok((entry, reclen)) => {
-                self.pos += reclen;
-                Some(Ok(entry))
-            }
-            Err(e) => {
-                // Fuse: a corrupt length means nothing after it can be trusted.
-                self.pos = self.buf.len();
-                Some(Err(e))
-            }
-        }
+        next_record(self.buf, &mut self.pos, Self::parse_at)
     }
 }
 
 impl std::iter::FusedIterator for DirentIter<'_> {}
+
+/// One step of an iterator over the records of `buf` with the next one at
+/// `pos`, in either record format: the entry `parse_at(buf, pos)` finds
+/// there, with `pos` moved on by the record's length it returns, or its
+/// error, with `pos` moved to the end (fused: nothing after a corrupt
+/// record can be trusted); `None` at the end.
+pub(crate) fn next_record<'a, T>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    parse_at: impl FnOnce(&'a [u8], usize) -> Result<(T, usize), ParseError>,
+) -> Option<Result<T, ParseError>> {
+    if *pos >= buf.len() {
+        return None;
+    }
+    match parse_at(buf, *pos) {
+        Ok((entry, reclen)) => {
+            *pos += reclen;
+            Some(Ok(entry))
+        }
+        Err(e) => {
+            *pos = buf.len();
+            Some(Err(e))
+        }
+    }
+}
 
 /// Appends one well-formed record to `buf`, laid out as the kernel lays it
 /// out.

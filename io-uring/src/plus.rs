@@ -40,7 +40,9 @@ use std::fmt;
 use std::io;
 use std::mem::{offset_of, size_of};
 
-use crate::dirent::{self, parse_record, Dirent, FileType, ParseError, ParseErrorKind};
+use crate::dirent::{
+    self, next_record, parse_record, Dirent, FileType, ParseError, ParseErrorKind,
+};
 
 /// Size of the `struct statx` in each record.
 pub const STATX_LEN: usize = 256;
@@ -202,9 +204,9 @@ impl<'a> DirentPlusIter<'a> {
         self.pos
     }
 
-    fn parse_at(&self, start: usize) -> Result<(DirentPlus<'a>, usize), ParseError> {
+    fn parse_at(buf: &'a [u8], start: usize) -> Result<(DirentPlus<'a>, usize), ParseError> {
         let err = |kind| ParseError::new(kind, start);
-        let record = parse_record(self.buf, start, MIN_RECORD_LEN, TAIL_LEN)?;
+        let record = parse_record(buf, start, MIN_RECORD_LEN, TAIL_LEN)?;
         // The name field may hold more than the name's padding: the tail
         // must start right after it.
         if name_end(record.entry.name_bytes().len()) != record.len - TAIL_LEN {
@@ -233,20 +235,7 @@ impl<'a> Iterator for DirentPlusIter<'a> {
     type Item = Result<DirentPlus<'a>, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.pos >= self.buf.len() {
-            return None;
-        }
-        match self.parse_at(self.pos) {
-            Ok((entry, reclen)) => {
-                self.pos += reclen;
-                Some(Ok(entry))
-            }
-            Err(e) => {
-                // Fuse: nothing after a corrupt record can be trusted.
-                self.pos = self.buf.len();
-                Some(Err(e))
-            }
-        }
+        next_record(self.buf, &mut self.pos, Self::parse_at)
     }
 }
 
