@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::require_fuse;
 use testfs::{Fault, Mount, Options};
-use traverse::{Engine, Error, Visitor, VisitorBuilder, WalkBuilder};
+use traverse::{Engine, Entry, Error, Visitor, VisitorBuilder, WalkBuilder};
 
 /// 30 directories of 10 files (sizes vary), one nested level, a hard link
 /// and a symlink.
@@ -78,7 +78,7 @@ struct Errors(Mutex<BTreeMap<PathBuf, Option<i32>>>);
 struct Collect<'a>(&'a Errors);
 
 impl Visitor for Collect<'_> {
-    fn visit(&mut self, _: &Path) {}
+    fn visit_entry(&mut self, _: &Entry<'_>) {}
     fn error(&mut self, err: Error) {
         let errno = err.cause().raw_os_error();
         self.0

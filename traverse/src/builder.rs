@@ -138,7 +138,7 @@ impl WalkBuilder {
         self
     }
 
-    /// Listing mode: hand every path to [`Visitor::visit`](crate::Visitor::visit) and stat an
+    /// Listing mode: hand every entry to [`Visitor::visit_entry`](crate::Visitor::visit_entry) and stat an
     /// entry only when its directory entry has no type (or, with
     /// [`one_file_system`](Self::one_file_system), when it is a
     /// directory). The totals then hold counts but no sizes.

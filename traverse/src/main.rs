@@ -10,14 +10,13 @@ mod output;
 mod tree;
 
 use std::io::{self, IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use clap::Parser;
-use traverse::{DirVisitor, Error, Totals, Visitor, VisitorBuilder, Walk};
+use traverse::{DirVisitor, Entry, Error, Totals, Visitor, VisitorBuilder, Walk};
 
 use cli::{Opts, Output};
 use dirs::Dirs;
@@ -242,10 +241,11 @@ struct WorkerSink<'a> {
 const LIST_BLOCK: usize = 64 * 1024;
 
 impl Visitor for WorkerSink<'_> {
-    fn visit(&mut self, path: &Path) {
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
         if let Output::List(end) = self.sink.output {
             use std::os::unix::ffi::OsStrExt;
-            self.buf.extend_from_slice(path.as_os_str().as_bytes());
+            self.buf
+                .extend_from_slice(entry.path().as_os_str().as_bytes());
             self.buf.push(end);
             if self.buf.len() >= LIST_BLOCK {
                 self.sink.write_out(&self.buf);

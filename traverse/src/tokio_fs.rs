@@ -217,10 +217,6 @@ enum Event {
 struct Forward(mpsc::SyncSender<Event>);
 
 impl Visitor for Forward {
-    fn visit(&mut self, path: &std::path::Path) {
-        self.visit_entry(&Entry::new(path, FileType::Unknown, 0));
-    }
-
     fn visit_entry(&mut self, entry: &Entry<'_>) {
         // The receiver lives until every task has ended.
         let event = Event::Visit(

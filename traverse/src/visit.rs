@@ -11,18 +11,18 @@ use crate::error::Error;
 use crate::sys::Stat;
 use crate::totals::disk_bytes;
 
-/// Receives what one worker finds: listed paths and errors. Each worker
+/// Receives what one worker finds: listed entries and errors. Each worker
 /// has its own, made by a [`VisitorBuilder`], so a visitor needs no lock;
 /// it is dropped when its worker ends (flush output there).
 ///
 /// # Example
 ///
 /// ```
-/// use traverse::{Error, Visitor};
+/// use traverse::{Entry, Error, Visitor};
 /// struct Print;
 /// impl Visitor for Print {
-///     fn visit(&mut self, path: &std::path::Path) {
-///         println!("{}", path.display());
+///     fn visit_entry(&mut self, entry: &Entry<'_>) {
+///         println!("{}", entry.path().display());
 ///     }
 ///     fn error(&mut self, err: Error) {
 ///         eprintln!("{err}");
@@ -30,17 +30,15 @@ use crate::totals::disk_bytes;
 /// }
 /// ```
 pub trait Visitor: Send {
-    /// A path below the root, or the root, in listing mode
-    /// ([`WalkBuilder::list`](crate::WalkBuilder::list)); never called otherwise.
-    fn visit(&mut self, path: &Path);
-    /// A listed entry with its type and depth. The walk calls this one;
-    /// by default it passes the path on to [`visit`](Visitor::visit).
+    /// A listed entry below the root, or the root, with its path, type
+    /// and depth, in listing mode
+    /// ([`WalkBuilder::list`](crate::WalkBuilder::list)); never called
+    /// otherwise.
     ///
     /// ```
     /// use traverse::{Entry, Error, FileType, Visitor};
     /// struct TopDirs(Vec<std::path::PathBuf>);
     /// impl Visitor for TopDirs {
-    ///     fn visit(&mut self, _: &std::path::Path) {}
     ///     fn visit_entry(&mut self, entry: &Entry<'_>) {
     ///         if entry.file_type() == FileType::Directory && entry.depth() == 1 {
     ///             self.0.push(entry.path().to_owned());
@@ -49,9 +47,7 @@ pub trait Visitor: Send {
     ///     fn error(&mut self, _: Error) {}
     /// }
     /// ```
-    fn visit_entry(&mut self, entry: &Entry<'_>) {
-        self.visit(entry.path());
-    }
+    fn visit_entry(&mut self, entry: &Entry<'_>);
     /// An entry or directory that could not be read.
     fn error(&mut self, err: Error);
 }
@@ -67,7 +63,7 @@ pub trait Visitor: Send {
 /// struct CountErrors(AtomicU64);
 /// struct Counter<'a>(&'a AtomicU64);
 /// impl Visitor for Counter<'_> {
-///     fn visit(&mut self, _: &std::path::Path) {}
+///     fn visit_entry(&mut self, _: &traverse::Entry<'_>) {}
 ///     fn error(&mut self, _: Error) {
 ///         self.0.fetch_add(1, Ordering::Relaxed);
 ///     }
@@ -101,7 +97,7 @@ pub trait VisitorBuilder: Sync {
 pub struct Ignore;
 
 impl Visitor for Ignore {
-    fn visit(&mut self, _: &Path) {}
+    fn visit_entry(&mut self, _: &Entry<'_>) {}
     fn error(&mut self, _: Error) {}
 }
 
@@ -387,7 +383,7 @@ impl Metadata {
 }
 
 /// What a closure visitor ([`Walk::run_with`](crate::Walk::run_with))
-/// is handed: what [`Visitor::visit`] and [`Visitor::error`] get.
+/// is handed: what [`Visitor::visit_entry`] and [`Visitor::error`] get.
 ///
 /// ```
 /// use traverse::{Entry, Event, FileType};
@@ -427,12 +423,6 @@ impl<F: FnMut(Event<'_>) + Send> ClosureWorker<'_, F> {
 }
 
 impl<F: FnMut(Event<'_>) + Send> Visitor for ClosureWorker<'_, F> {
-    fn visit(&mut self, path: &Path) {
-        // The walk calls `visit_entry`; this serves a caller that calls
-        // `visit` itself.
-        self.call(Event::Entry(Entry::new(path, FileType::Unknown, 0)));
-    }
-
     fn visit_entry(&mut self, entry: &Entry<'_>) {
         self.call(Event::Entry(*entry));
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use traverse::{Engine, Error, Visitor, VisitorBuilder, WalkBuilder};
+use traverse::{Engine, Entry, Error, Visitor, VisitorBuilder, WalkBuilder};
 
 /// Collects what every worker visits into one set.
 #[derive(Default)]
@@ -23,8 +23,8 @@ struct CollectWorker<'a> {
 }
 
 impl Visitor for CollectWorker<'_> {
-    fn visit(&mut self, path: &Path) {
-        self.paths.push(path.to_owned());
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        self.paths.push(entry.path().to_owned());
     }
 
     fn error(&mut self, err: Error) {
@@ -186,7 +186,8 @@ struct PanicAt {
 struct PanicAtWorker<'a>(&'a PanicAt);
 
 impl Visitor for PanicAtWorker<'_> {
-    fn visit(&mut self, path: &Path) {
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        let path = entry.path();
         assert!(path != self.0.at, "visitor refuses {}", path.display());
     }
 

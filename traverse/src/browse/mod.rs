@@ -23,7 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use traverse::{DirTotals, DirVisitor, Error, NcduDir, Summary, Visitor, VisitorBuilder, Walk};
+use traverse::{
+    DirTotals, DirVisitor, Entry, Error, NcduDir, Summary, Visitor, VisitorBuilder, Walk,
+};
 
 use crate::output::human_path;
 use model::{Model, Sort};
@@ -87,7 +89,7 @@ struct Errors(Mutex<Sender<Msg>>);
 struct ErrorSender(Sender<Msg>);
 
 impl Visitor for ErrorSender {
-    fn visit(&mut self, _: &Path) {}
+    fn visit_entry(&mut self, _: &Entry<'_>) {}
 
     fn error(&mut self, err: Error) {
         let text = format!("{}: {}: {}", human_path(err.path()), err.op(), err.cause());
