@@ -316,7 +316,9 @@ impl NcduDir {
     ///
     /// ```
     /// let mut root = traverse::NcduDir::default();
-    /// root.subtract(&traverse::Totals { files: 1, ..Default::default() });
+    /// let mut lost = traverse::Totals::default();
+    /// lost.files = 1;
+    /// root.subtract(&lost);
     /// assert_eq!(root.totals().files, 0);
     /// ```
     pub fn subtract(&mut self, lost: &Totals) {

@@ -194,15 +194,9 @@ mod tests {
 
     #[test]
     fn json_line_has_exactly_the_keys() {
-        let t = Totals {
-            files: 1,
-            dirs: 2,
-            symlinks: 3,
-            other: 4,
-            bytes: 5,
-            disk_bytes: 6,
-            errors: 7,
-        };
+        let mut t = Totals::default();
+        (t.files, t.dirs, t.symlinks, t.other) = (1, 2, 3, 4);
+        (t.bytes, t.disk_bytes, t.errors) = (5, 6, 7);
         assert_eq!(
             json(Some(p(b"d")), &t),
             "{\"path\":\"d\",\"files\":1,\"dirs\":2,\"symlinks\":3,\"other\":4,\"bytes\":5,\"disk_bytes\":6,\"errors\":7}\n"

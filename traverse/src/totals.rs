@@ -15,15 +15,22 @@ use crate::sys::Stat;
 /// and `disk_bytes` count a hard-linked inode once (as `du` does) unless
 /// [`WalkBuilder::count_links`](crate::WalkBuilder::count_links) is set.
 ///
+/// More counts may come, so outside this crate a `Totals` starts from
+/// [`Totals::default`] and its fields are set one by one.
+///
 /// # Example
 ///
 /// ```
 /// use traverse::Totals;
-/// let mut sum = Totals { files: 2, bytes: 10, ..Totals::default() };
-/// sum += Totals { files: 1, dirs: 1, bytes: 4096, ..Totals::default() };
+/// let mut sum = Totals::default();
+/// (sum.files, sum.bytes) = (2, 10);
+/// let mut more = Totals::default();
+/// (more.files, more.dirs, more.bytes) = (1, 1, 4096);
+/// sum += more;
 /// assert_eq!((sum.files, sum.dirs, sum.bytes), (3, 1, 4106));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Totals {
     /// Regular files (`find PATH -type f`).
     pub files: u64,

@@ -224,14 +224,12 @@ mod tests {
     use super::*;
 
     fn line(path: &str, depth: usize, bytes: u128, dirs: u64) -> Line {
+        let mut totals = traverse::Totals::default();
+        (totals.bytes, totals.dirs) = (bytes, dirs);
         Line {
             path: std::path::PathBuf::from(path),
             depth,
-            totals: traverse::Totals {
-                bytes,
-                dirs,
-                ..Default::default()
-            },
+            totals,
             inodes: 0,
         }
     }
