@@ -301,9 +301,6 @@ struct Reading {
     ents: Vec<Ent>,
     /// Readdirplus's statx of each entry so far, in the order of `ents`.
     stats: Vec<PlusStat>,
-    /// Whether this directory's reads ask for readdirplus: decided when
-    /// its first read starts, so that `stats` follows `ents` from entry 0.
-    plus: bool,
     /// The kernel writes here until the completion arrives.
     buf: Box<[UnsafeCell<u8>]>,
     offset: u64,

@@ -92,7 +92,6 @@ impl<'p> Walker<'p> {
                 names: Vec::new(),
                 ents: Vec::new(),
                 stats: Vec::new(),
-                plus: self.wants_plus(),
                 buf: self
                     .spare_bufs
                     .pop()
@@ -131,7 +130,6 @@ impl<'p> Walker<'p> {
                 names,
                 ents,
                 stats: Vec::new(),
-                plus: false,
                 buf: Box::default(),
                 offset: 0,
                 submitted: Instant::now(),
@@ -218,16 +216,6 @@ impl<'p> Walker<'p> {
         error
     }
 
-    /// Whether a directory whose reading starts now asks for readdirplus:
-    /// where the kernel has it, while the cache is warm. On a cold cache
-    /// the kernel looks the entries of one read up one after the other in
-    /// one io-wq worker, and the subdirectories wait for all of them,
-    /// where STATX chains run side by side in many (kernel/bench-vm, 5 ms
-    /// per request: 608 against 470 ms).
-    pub(super) fn wants_plus(&self) -> bool {
-        self.pool.plus && !self.cold
-    }
-
     /// Queues the next GETDENTS of the directory `ai`.
     pub(super) fn submit_read(&mut self, ai: usize, code: u8) {
         let Some(Active {
@@ -245,7 +233,7 @@ impl<'p> Walker<'p> {
         )
         .offset(r.offset)
         .opcode(code);
-        if r.plus {
+        if self.pool.plus {
             read = read.plus(self.pool.shared.config.statx_mask());
         }
         let sqe = read.build().user_data(READ_TAG | ai as u64);
@@ -295,7 +283,7 @@ impl<'p> Walker<'p> {
             // length).
             let bytes =
                 unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
-            let pushed = if r.plus {
+            let pushed = if self.pool.plus {
                 push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats)
             } else {
                 push_entries(bytes, &mut r.names, &mut r.ents)

@@ -47,7 +47,6 @@ impl Walker<'_> {
                 (names, ents, error, more, Box::default())
             }
         };
-        let plus = getdents.is_some() && self.wants_plus();
         let active = self.active[ai].as_mut().expect("a live directory");
         active.phase = Phase::Reading(Reading {
             fd,
@@ -55,7 +54,6 @@ impl Walker<'_> {
             names,
             ents,
             stats: Vec::new(),
-            plus,
             buf,
             offset,
             submitted: Instant::now(),
