@@ -353,7 +353,7 @@ type Record = (u64, u64, u8, Vec<u8>);
 const TEST_READ_LEN: usize = 160;
 fn self_test(opcode: u8) -> Result<(), Unavailable> {
     let fail = |error: io::Error| Unavailable::SelfTest { opcode, error };
-    let dir = TestDir::create().map_err(fail)?;
+    let dir = TestDir::create(TEST_FILES).map_err(fail)?;
     let file = fs::File::open(&dir.0).map_err(fail)?;
     let expected = listing(&file).map_err(fail)?;
     // The descriptor's position is at the end now (after the listing), so
@@ -507,11 +507,17 @@ fn first_difference(expected: &[Record], got: &[Record]) -> Option<String> {
     ))
 }
 
+/// Files in the GETDENTS self-test's directory: names of 9 to 49 bytes,
+/// read in small chunks.
+const TEST_FILES: usize = 48;
+
 /// A directory of known entries, removed on drop.
 struct TestDir(PathBuf);
 
 impl TestDir {
-    fn create() -> io::Result<TestDir> {
+    /// `files` empty files (`entry-NN-` and NN % 41 `x`s), a directory
+    /// and a symbolic link to it.
+    fn create(files: usize) -> io::Result<TestDir> {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let path = std::env::temp_dir().join(format!(
             "io-uring-getdents-detect-{}-{}",
@@ -520,7 +526,7 @@ impl TestDir {
         ));
         fs::create_dir(&path)?;
         let dir = TestDir(path);
-        for i in 0..48 {
+        for i in 0..files {
             let name = format!("entry-{i:02}-{}", "x".repeat(i % 41));
             fs::write(dir.0.join(name), [])?;
         }

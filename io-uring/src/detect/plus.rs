@@ -128,7 +128,7 @@ impl fmt::Display for PlusSupport {
 ///
 /// Only where `support` is [`Support::Available`] is anything submitted:
 /// readdirplus reads, on a private ring, of a directory made for the test
-/// (48 files, a directory, a symbolic link), two records at a time chained
+/// (6 files, a directory, a symbolic link), two records at a time chained
 /// by `d_off`. The answer is [`PlusSupport::Available`] only if they list
 /// exactly the records `getdents64` lists, `..` carries `EOPNOTSUPP`, and
 /// every other entry's `statx` (`.` included) equals what `statx(2)` gives
@@ -193,9 +193,14 @@ fn plus_wanted(value: Result<String, std::env::VarError>) -> Result<bool, String
     }
 }
 
+/// Files in the readdirplus self-test's directory. Few: every process that
+/// uses readdirplus makes and removes it, and each entry costs a create, a
+/// `statx` and an unlink; the names and chunked reads are GETDENTS' own
+/// self-test's concern.
+const PLUS_TEST_FILES: usize = 6;
 /// Bytes per read of the readdirplus self-test: two of its records (the
-/// longest test name, 49 bytes, takes 336).
-const PLUS_TEST_READ_LEN: usize = 800;
+/// longest test name, 14 bytes, takes 304).
+const PLUS_TEST_READ_LEN: usize = 640;
 /// What the readdirplus self-test asks for and compares: the fields that do
 /// not change while nothing writes to the test directory.
 const PLUS_TEST_MASK: u32 = libc::STATX_TYPE
@@ -211,7 +216,7 @@ const PLUS_TEST_MASK: u32 = libc::STATX_TYPE
 /// ([`self_test`](super::self_test)).
 fn plus_self_test(opcode: u8) -> Result<(), PlusUnavailable> {
     let fail = |error: io::Error| PlusUnavailable::SelfTest { opcode, error };
-    let dir = TestDir::create().map_err(fail)?;
+    let dir = TestDir::create(PLUS_TEST_FILES).map_err(fail)?;
     let file = fs::File::open(&dir.0).map_err(fail)?;
     let expected = listing(&file).map_err(fail)?;
     let got = read_chained(
@@ -339,7 +344,7 @@ mod tests {
     fn plus_records_must_carry_what_statx_gives() {
         use crate::plus::encode_plus;
 
-        let dir = TestDir::create().unwrap();
+        let dir = TestDir::create(PLUS_TEST_FILES).unwrap();
         let file = fs::File::open(&dir.0).unwrap();
         let expected = listing(&file).unwrap();
         let stat = |name: &[u8]| {
