@@ -301,6 +301,10 @@ struct Reading {
     ents: Vec<Ent>,
     /// Readdirplus's statx of each entry so far, in the order of `ents`.
     stats: Vec<PlusStat>,
+    /// Whether this directory's reads ask for readdirplus
+    /// ([`Walker::wants_plus`]), for every read of it, so that `stats`
+    /// follows `ents` from entry 0.
+    plus: bool,
     /// The kernel writes here until the completion arrives.
     buf: Box<[UnsafeCell<u8>]>,
     offset: u64,
@@ -354,6 +358,9 @@ struct Walker<'p> {
     /// The directory this walker opened last (see [`Cursor`]).
     cursor: Cursor,
     /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
+    /// Devices seen and whether readdirplus looks their names up
+    /// without waiting ([`Walker::wants_plus`]).
+    plus_devs: Vec<(u64, bool)>,
     cold: bool,
     /// Stats built and not yet pushed: one chain.
     chain: Vec<squeue::Entry>,
@@ -393,6 +400,7 @@ impl<'p> Walker<'p> {
             spare_bufs: Vec::new(),
             trust: Trust::default(),
             cursor: Cursor::default(),
+            plus_devs: Vec::new(),
             cold: false,
             chain: Vec::with_capacity(CHAIN),
         }

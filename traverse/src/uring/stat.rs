@@ -19,6 +19,7 @@ impl Walker<'_> {
             names,
             mut ents,
             stats,
+            plus,
             buf,
             offset,
             more,
@@ -44,6 +45,7 @@ impl Walker<'_> {
             link_dev,
             offset,
             left: Arc::clone(&left),
+            plus,
         });
         active.phase = Phase::Stating {
             batch: Arc::new(Batch {

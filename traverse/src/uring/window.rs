@@ -20,6 +20,8 @@ pub(super) struct Resume {
     /// descriptor's position).
     pub(super) offset: u64,
     pub(super) left: Arc<AtomicUsize>,
+    /// Whether its reads ask for readdirplus, as its first did.
+    pub(super) plus: bool,
 }
 
 impl Walker<'_> {
@@ -32,6 +34,7 @@ impl Walker<'_> {
             link_dev,
             offset,
             left,
+            plus,
         } = resume;
         let getdents = self.pool.getdents.filter(|_| self.ring.is_some());
         let (names, ents, error, more, buf) = match getdents {
@@ -54,6 +57,7 @@ impl Walker<'_> {
             names,
             ents,
             stats: Vec::new(),
+            plus: plus && getdents.is_some(),
             buf,
             offset,
             submitted: Instant::now(),
