@@ -773,6 +773,20 @@ mod tests {
         assert!(matches!(dir.read, Read::End));
     }
 
+    /// The GETDENTS opcode, or `None` after printing why the test is
+    /// skipped; a failure where `IO_URING_GETDENTS_REQUIRE=1` (the VM).
+    fn getdents_opcode() -> Option<u8> {
+        let support = io_uring_getdents::detect::cached();
+        if support.opcode().is_none() {
+            assert!(
+                std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() != Ok("1"),
+                "IO_URING_GETDENTS_REQUIRE=1 but {support}"
+            );
+            eprintln!("skipped: {support}");
+        }
+        support.opcode()
+    }
+
     /// On the patched kernel, a directory that fits in one buffer is read
     /// by one GETDENTS: its completion carries `IORING_CQE_F_DIR_EOF`, so
     /// once its first entry is out no read is in flight and the stream is
@@ -781,13 +795,7 @@ mod tests {
     /// them.
     #[test]
     fn getdents_stops_at_the_kernel_s_end_of_directory_flag() {
-        if io_uring_getdents::detect::cached().opcode().is_none() {
-            let why = io_uring_getdents::detect::cached();
-            assert!(
-                std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() != Ok("1"),
-                "IO_URING_GETDENTS_REQUIRE=1 but {why}"
-            );
-            eprintln!("skipped: {why}");
+        if getdents_opcode().is_none() {
             return;
         }
         let tmp = tempfile::tempdir().unwrap();
@@ -892,13 +900,7 @@ mod tests {
     /// carries what `statx(2)` gives, as on the other backends.
     #[test]
     fn getdents_without_readdirplus_stats_each_read_s_entries() {
-        let Some(opcode) = io_uring_getdents::detect::cached().opcode() else {
-            let why = io_uring_getdents::detect::cached();
-            assert!(
-                std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() != Ok("1"),
-                "IO_URING_GETDENTS_REQUIRE=1 but {why}"
-            );
-            eprintln!("skipped: {why}");
+        let Some(opcode) = getdents_opcode() else {
             return;
         };
         let tmp = tempfile::tempdir().unwrap();
