@@ -110,25 +110,30 @@ impl Links {
     }
 }
 
-/// One worker's memory of the devices it has seen and whether their
-/// filesystem's `d_ino`s are inode numbers: one `fstatfs` per device and
-/// worker.
+/// One worker's memory of the devices it has seen and their filesystem
+/// type (`None` where `fstatfs` failed): one `fstatfs` per device and
+/// worker, whatever is asked of the type.
 #[derive(Debug, Default)]
-pub(crate) struct Trust(Vec<(u64, bool)>);
+pub(crate) struct Trust(Vec<(u64, Option<libc::c_long>)>);
 
 impl Trust {
     /// `dev` if the directory `fd` on it is on a filesystem whose `d_ino`s
     /// can be trusted ([`trusts_d_ino`]).
     pub(crate) fn link_dev(&mut self, dev: u64, fd: BorrowedFd<'_>) -> Option<u64> {
-        let trusted = match self.0.iter().find(|(d, _)| *d == dev) {
-            Some(&(_, trusted)) => trusted,
-            None => {
-                let trusted = sys::fs_type(fd).is_ok_and(trusts_d_ino);
-                self.0.push((dev, trusted));
-                trusted
-            }
-        };
-        trusted.then_some(dev)
+        self.fs_type(dev, fd)
+            .is_some_and(trusts_d_ino)
+            .then_some(dev)
+    }
+
+    /// The type of the filesystem on `dev`, asked through the directory
+    /// `fd` on it the first time.
+    pub(crate) fn fs_type(&mut self, dev: u64, fd: BorrowedFd<'_>) -> Option<libc::c_long> {
+        if let Some(&(_, fs_type)) = self.0.iter().find(|(d, _)| *d == dev) {
+            return fs_type;
+        }
+        let fs_type = sys::fs_type(fd).ok();
+        self.0.push((dev, fs_type));
+        fs_type
     }
 }
 

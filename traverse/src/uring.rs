@@ -358,9 +358,6 @@ struct Walker<'p> {
     /// The directory this walker opened last (see [`Cursor`]).
     cursor: Cursor,
     /// Whether this ring's io-wq was raised to [`IOWQ_COLD`].
-    /// Devices seen and whether readdirplus looks their names up
-    /// without waiting ([`Walker::wants_plus`]).
-    plus_devs: Vec<(u64, bool)>,
     cold: bool,
     /// Stats built and not yet pushed: one chain.
     chain: Vec<squeue::Entry>,
@@ -400,7 +397,6 @@ impl<'p> Walker<'p> {
             spare_bufs: Vec::new(),
             trust: Trust::default(),
             cursor: Cursor::default(),
-            plus_devs: Vec::new(),
             cold: false,
             chain: Vec::with_capacity(CHAIN),
         }

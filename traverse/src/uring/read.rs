@@ -226,22 +226,16 @@ impl<'p> Walker<'p> {
     /// network filesystems) every lookup of a read would wait in one io-wq
     /// worker, one after the other, where STATX chains wait side by side
     /// in many: a FUSE directory listed with readdirplus in the test VM
-    /// listed fewer than 300 names in 20 s. One `fstatfs` per device.
+    /// listed fewer than 300 names in 20 s. The type comes from the
+    /// walker's [`Trust`](crate::links::Trust): one `fstatfs` per device.
     pub(super) fn wants_plus(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> bool {
         let Some(dev) = dev.filter(|_| self.pool.plus) else {
             return false;
         };
-        if let Some(&(_, plus)) = self.plus_devs.iter().find(|(d, _)| *d == dev) {
-            return plus;
-        }
-        let plus = sys::fs_type(fd).is_ok_and(|t| {
-            matches!(
-                t,
-                libc::TMPFS_MAGIC | libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC
-            )
-        });
-        self.plus_devs.push((dev, plus));
-        plus
+        matches!(
+            self.trust.fs_type(dev, fd),
+            Some(libc::TMPFS_MAGIC | libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC)
+        )
     }
 
     /// Queues the next GETDENTS of the directory `ai`.
