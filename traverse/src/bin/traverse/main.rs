@@ -18,7 +18,7 @@ use std::time::Duration;
 use clap::Parser;
 use traverse::{DirVisitor, Entry, Error, Totals, Visitor, VisitorBuilder, Walk};
 
-use cli::{Opts, Output};
+use cli::{Config, Opts, Output};
 use dirs::Dirs;
 use export::Export;
 
@@ -31,13 +31,18 @@ const EXIT_INTERRUPTED: u8 = 130;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let config = match Opts::parse().into_config() {
-        Ok(config) => config,
+    match Opts::parse().into_config() {
+        Ok(config) => run(config),
         Err(why) => {
             eprintln!("traverse: {why}");
-            return ExitCode::from(EXIT_USAGE);
+            ExitCode::from(EXIT_USAGE)
         }
-    };
+    }
+}
+
+/// Does what `config` asks: prints the manual, runs the browser, or walks
+/// every PATH and prints its output; returns the exit status.
+fn run(config: Config) -> ExitCode {
     if let Some(what) = config.generate {
         return manual::print(what);
     }
@@ -82,23 +87,25 @@ fn main() -> ExitCode {
     let mut total_size = 0u128;
     let mut total_line = None;
     let mut partial = false;
-    let stdout = io::stdout();
     for path in &config.paths {
-        if sink.stdout_failed.load(Ordering::Relaxed) {
+        // The one check of a failed stdout: nobody reads the output any
+        // more, so no further PATH is walked (and `write_out` drops
+        // whatever is still written).
+        if sink.failed() {
             break;
         }
         let dirs = config
             .breakdown
             .as_ref()
             .map(|b| Arc::new(Dirs::new(b, export.take())));
-        let run = || match &dirs {
+        let walk_path = || match &dirs {
             Some(dirs) => walk.run_dirs(path, &sink, Arc::clone(dirs) as Arc<dyn DirVisitor>),
             None => walk.run_next(path, &sink),
         };
         let summary = if progress {
-            with_progress(&walk, run)
+            with_progress(&walk, walk_path)
         } else {
-            run()
+            walk_path()
         };
         if summary.repeated {
             // Counted under an earlier PATH: du prints nothing for it.
@@ -124,18 +131,14 @@ fn main() -> ExitCode {
             (None, Output::Json) => output::json(Some(path), &summary.totals),
             (None, Output::List(_)) => String::new(),
         };
-        if sink.stdout_failed.load(Ordering::Relaxed) {
-            break;
-        }
-        if partial {
-            sink.write_out(text.as_bytes());
-            break;
-        }
         sink.write_out(text.as_bytes());
+        if partial {
+            break;
+        }
     }
     // A breakdown has a total line with -c only, as du.
     let total = config.total || (config.paths.len() > 1 && config.breakdown.is_none());
-    if total && !partial && !export_stdout && !sink.stdout_failed.load(Ordering::Relaxed) {
+    if total && !partial && !export_stdout {
         match (config.output, total_line) {
             (Output::Human, Some(dirs)) => sink.write_out(dirs.total_line(total_size).as_bytes()),
             (Output::Human, None) => sink.write_out(output::human(None, &all, false).as_bytes()),
@@ -143,7 +146,7 @@ fn main() -> ExitCode {
             (Output::List(_), _) => {}
         }
     }
-    if let Err(e) = stdout.lock().flush() {
+    if let Err(e) = io::stdout().lock().flush() {
         sink.fail(e);
     }
     if let Some(e) = sink
@@ -180,8 +183,14 @@ struct Sink {
 }
 
 impl Sink {
+    /// Whether stdout failed (see [`Sink::fail`]).
+    fn failed(&self) -> bool {
+        self.stdout_failed.load(Ordering::Relaxed)
+    }
+
+    /// Writes `bytes` to stdout, or nothing once stdout failed.
     fn write_out(&self, bytes: &[u8]) {
-        if bytes.is_empty() || self.stdout_failed.load(Ordering::Relaxed) {
+        if bytes.is_empty() || self.failed() {
             return;
         }
         if let Err(e) = io::stdout().lock().write_all(bytes) {
