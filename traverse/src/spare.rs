@@ -5,8 +5,11 @@
 //! and setting up a ring were most of a small PATH's time).
 
 use std::sync::Mutex;
+use std::thread::ThreadId;
 
-use crate::uring::SpareRing;
+use io_uring_getdents::io_uring::IoUring;
+
+use crate::sys::StatxBuf;
 
 /// The spare buffers and ring of a [`Walk`](crate::Walk).
 #[derive(Default)]
@@ -40,6 +43,47 @@ impl Spares {
         if kept.len() < crate::sys::cpus() {
             kept.push(buf);
         }
+    }
+}
+
+/// A `uring` walker's ring and statx buffers, kept for the next root. Only
+/// for the thread that created the ring (it is the ring's single issuer),
+/// and only once nothing of it is in flight. Defined here rather than in
+/// the `uring` engine, so that the spares, which the settings every engine
+/// shares hold, import no engine.
+#[derive(Default)]
+pub(crate) struct SpareRing(Mutex<Option<Kept>>);
+
+/// What [`SpareRing`] keeps.
+pub(crate) struct Kept {
+    thread: ThreadId,
+    pub ring: IoUring,
+    pub bufs: Box<[StatxBuf]>,
+}
+
+impl SpareRing {
+    /// The ring this thread left, if any.
+    pub fn take(&self) -> Option<Kept> {
+        let mut spare = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match spare.take() {
+            Some(kept) if kept.thread == std::thread::current().id() => Some(kept),
+            other => {
+                *spare = other;
+                None
+            }
+        }
+    }
+
+    /// Keeps this thread's idle ring for the next walk.
+    pub fn keep(&self, ring: IoUring, bufs: Box<[StatxBuf]>) {
+        let thread = std::thread::current().id();
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Kept { thread, ring, bufs });
+    }
+}
+
+impl std::fmt::Debug for SpareRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SpareRing")
     }
 }
 

@@ -9,6 +9,9 @@ use std::time::{Duration, SystemTime};
 
 use io_uring_getdents::syscall;
 
+/// One statx result, written by the kernel (a `uring` walker's STATX).
+pub(crate) type StatxBuf = std::cell::UnsafeCell<MaybeUninit<libc::statx>>;
+
 /// What a walker needs from a stat, whichever call produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stat {

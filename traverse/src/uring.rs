@@ -48,7 +48,8 @@ use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
 use crate::queue::Queue;
-use crate::sys::{self, Stat, STATX_FLAGS};
+use crate::spare::Kept;
+use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
 
@@ -61,8 +62,7 @@ mod stat;
 mod window;
 
 use interrupt::CANCEL_TAG;
-pub(crate) use ring::SpareRing;
-use ring::{new_ring, retry, set_iowq, Kept};
+use ring::{new_ring, retry, set_iowq};
 use window::Resume;
 
 /// Walker threads per CPU the engine may grow to on a cold cache: without
@@ -318,9 +318,6 @@ struct Reading {
     /// held.
     left: Option<Arc<AtomicUsize>>,
 }
-
-/// One statx result, written by the kernel.
-type StatxBuf = UnsafeCell<MaybeUninit<libc::statx>>;
 
 /// An entry's statx from readdirplus, or the errno `statx` of its name
 /// gives.

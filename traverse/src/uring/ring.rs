@@ -1,47 +1,7 @@
-//! A walker's ring: its set-up and io-wq sizing, the ring kept for the
-//! next root, and the waits for completions.
+//! A walker's ring: its set-up and io-wq sizing, and the waits for
+//! completions.
 
 use super::*;
-
-/// A walker's ring and statx buffers, kept for the next root
-/// ([`Spares`](crate::spare::Spares)). Only for the thread that created
-/// the ring (it is the ring's single issuer), and only once nothing of it
-/// is in flight.
-#[derive(Default)]
-pub(crate) struct SpareRing(Mutex<Option<Kept>>);
-
-/// What [`SpareRing`] keeps.
-pub(super) struct Kept {
-    thread: ThreadId,
-    pub(super) ring: IoUring,
-    pub(super) bufs: Box<[StatxBuf]>,
-}
-
-impl SpareRing {
-    /// The ring this thread left, if any.
-    pub(super) fn take(&self) -> Option<Kept> {
-        let mut spare = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        match spare.take() {
-            Some(kept) if kept.thread == std::thread::current().id() => Some(kept),
-            other => {
-                *spare = other;
-                None
-            }
-        }
-    }
-
-    /// Keeps this thread's idle ring for the next walk.
-    pub(super) fn keep(&self, ring: IoUring, bufs: Box<[StatxBuf]>) {
-        let thread = std::thread::current().id();
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Kept { thread, ring, bufs });
-    }
-}
-
-impl std::fmt::Debug for SpareRing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SpareRing")
-    }
-}
 
 /// The ring of one worker: created on its own thread, so the io-wq pool
 /// it sizes is that thread's.
