@@ -53,15 +53,18 @@ use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
 
-// The walker's parts, each an `impl Walker` of its own that shares this
-// module's types and imports (`use super::*`).
+// The pool of walkers, and the walker's parts, each an `impl Walker` of
+// its own; all share this module's types and imports (`use super::*`).
 mod interrupt;
+mod pool;
 mod read;
 mod ring;
 mod stat;
 mod window;
 
 use interrupt::CANCEL_TAG;
+pub(crate) use pool::walk;
+use pool::Pool;
 use ring::{new_ring, retry, set_iowq};
 use window::Resume;
 
@@ -130,116 +133,6 @@ const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// its own, never on a walker's.
 pub(crate) fn available() -> Result<(), String> {
     io_uring_getdents::detect::io_uring_usable().map_err(|why| why.to_string())
-}
-
-/// The workers and what they share.
-struct Pool<'a> {
-    shared: &'a Shared,
-    visitors: &'a dyn VisitorBuilder,
-    queue: Queue<Work>,
-    /// Workers counted as running (started, or about to start).
-    running: AtomicUsize,
-    total: Mutex<Accumulator>,
-    /// Hard-linked inodes stat'ed so far; `None` when every name must be
-    /// stat'ed anyway (listing, `--count-links`).
-    links: Option<Links>,
-    /// The GETDENTS opcode when the kernel has it.
-    getdents: Option<u8>,
-    /// Whether its reads return each entry's statx too (readdirplus): then
-    /// an entry needs no STATX of its own.
-    plus: bool,
-    /// Directories each worker may keep in flight (descriptors allowing).
-    dirs_per_worker: usize,
-    /// Set once a read blocked on the disk.
-    cold: AtomicBool,
-    /// The thread that called the walk: its ring is kept for the next.
-    caller: ThreadId,
-}
-
-/// Walks below `root` (already counted) with `shared.config.jobs` worker
-/// threads, each with its own ring, and more (up to `max_jobs`) when
-/// directory reads wait for the disk.
-pub(crate) fn walk(
-    shared: &Shared,
-    root: Arc<DirNode>,
-    visitors: &dyn VisitorBuilder,
-) -> Accumulator {
-    let max = shared.config.max_jobs;
-    // Beyond the one each worker's reserve covers, every further
-    // directory in flight holds a descriptor of the budget; half of it at
-    // most, the rest stays for parents kept open for their children.
-    let want = ((DIRS_PER_WORKER - 1) * max).min(shared.budget.available() / 2);
-    let extra = shared.budget.take_up_to(want);
-    let root_path = root.path();
-    let pool = Pool {
-        shared,
-        visitors,
-        queue: Queue::new(vec![Work::Dir(root, Some(shared.root_dev))]),
-        running: AtomicUsize::new(0),
-        total: Mutex::new(Accumulator::new(shared.config.count_links)),
-        links: if shared.stats_every_name() {
-            None
-        } else {
-            Links::new(&shared.mount_names)
-        },
-        getdents: io_uring_getdents::detect::cached().opcode(),
-        plus: io_uring_getdents::detect::plus_cached().opcode().is_some(),
-        dirs_per_worker: 1 + extra / max,
-        cold: AtomicBool::new(false),
-        caller: std::thread::current().id(),
-    };
-    // The calling thread walks; more walkers start as work appears that
-    // nobody waits for, so a small PATH among thousands starts no thread
-    // (and no ring on a thread of its own).
-    pool.running.store(1, Ordering::Release);
-    std::thread::scope(|scope| run(&pool, scope));
-    let mut total = pool.total.into_inner().unwrap_or_else(|p| p.into_inner());
-    report_failure(&pool.queue, visitors, &root_path, &mut total);
-    total
-}
-
-impl Pool<'_> {
-    /// A worker counted in `running` could not start: fewer threads, then.
-    fn not_started(&self) {
-        self.queue.leave(&self.running);
-    }
-}
-
-impl<'env> Pool<'env> {
-    /// Starts one more walker if fewer than `max` are running.
-    fn grow_to<'scope>(&'env self, max: usize, scope: &'scope Scope<'scope, 'env>) {
-        let grown = self
-            .running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_ok();
-        if grown && !spawn(self, scope) {
-            self.not_started();
-        }
-    }
-}
-
-/// Starts a worker thread (already counted in `running`); false if the
-/// system refused the thread.
-fn spawn<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) -> bool {
-    std::thread::Builder::new()
-        .name("traverse-uring".into())
-        .spawn_scoped(scope, move || run(pool, scope))
-        .is_ok()
-}
-
-/// One worker, on the calling thread, until the walk is over.
-fn run<'scope, 'env>(pool: &'env Pool<'env>, scope: &'scope Scope<'scope, 'env>) {
-    let mut walker = Walker::new(pool);
-    // A panic ends the walk with an error, as in the threads engine; what
-    // the walker has in flight is waited for by `finish`.
-    pool.queue.catching_panics(|| walker.run(scope));
-    let acc = walker.finish();
-    pool.total
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .merge(acc);
 }
 
 /// A unit of work.
@@ -441,37 +334,6 @@ impl<'p> Walker<'p> {
                 continue;
             }
             self.wait(scope);
-        }
-    }
-
-    /// Raises this ring's io-wq pool once any worker saw the disk.
-    fn catch_cold(&mut self) {
-        if !self.cold && self.pool.cold.load(Ordering::Relaxed) {
-            self.cold = true;
-            if let Some(ring) = &self.ring {
-                set_iowq(ring, IOWQ_COLD);
-            }
-        }
-    }
-
-    /// The cache is cold: more io-wq workers, and one more walker.
-    fn went_cold<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
-        self.pool.cold.store(true, Ordering::Relaxed);
-        self.catch_cold();
-        self.pool.grow_to(self.pool.shared.config.max_jobs, scope);
-    }
-
-    /// Starts one more of the walkers `-j` asked for when there is work
-    /// that no walker waits for. Walkers start as work appears, not all at
-    /// once, so that `-j 4096` on a small tree does not hold thousands of
-    /// idle threads and rings.
-    fn grow_for_spare_work<'scope>(&mut self, scope: &'scope Scope<'scope, 'p>) {
-        let pool = self.pool;
-        let shareable = std::mem::take(&mut self.shareable);
-        let spare = shareable || self.own.len() > 1 || pool.queue.queued() > 0;
-        let jobs = pool.shared.config.jobs;
-        if spare && pool.queue.hungry() == 0 && pool.running.load(Ordering::Relaxed) < jobs {
-            pool.grow_to(jobs, scope);
         }
     }
 
