@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::config::{Config, Engine, Resolved};
+use crate::config::{Config, Engine, Resolved, UringUnavailable};
 use crate::filter::{EntryFilter, FilterEntry};
 use crate::node::FdBudget;
 use crate::sys;
@@ -302,7 +302,7 @@ impl WalkBuilder {
             Engine::Auto | Engine::Threads => (Resolved::Threads, None),
             Engine::Uring => match uring::available() {
                 Ok(()) => (Resolved::Uring, None),
-                Err(why) => (Resolved::Threads, Some(why)),
+                Err(why) => (Resolved::Threads, Some(UringUnavailable::Ring(why))),
             },
             #[cfg(feature = "reference-engines")]
             Engine::Tokio => (Resolved::Tokio, None),

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use globset::GlobSet;
+use io_uring_getdents::detect::RingError;
 
 use crate::filter::EntryFilter;
 use crate::sys::{STATX_LS_MASK, STATX_MASK};
@@ -62,9 +63,9 @@ impl Engine {
 }
 
 impl FromStr for Engine {
-    type Err = String;
+    type Err = ParseEngineError;
 
-    fn from_str(s: &str) -> Result<Engine, String> {
+    fn from_str(s: &str) -> Result<Engine, ParseEngineError> {
         match s {
             "auto" => Ok(Engine::Auto),
             "uring" => Ok(Engine::Uring),
@@ -73,17 +74,52 @@ impl FromStr for Engine {
             "tokio" => Ok(Engine::Tokio),
             #[cfg(feature = "reference-engines")]
             "std" => Ok(Engine::Std),
-            other if Engine::REFERENCE.contains(&other) => Err(format!(
-                "engine {other:?} is a reference engine for benchmarks, in builds with \
-                 the cargo feature reference-engines only"
-            )),
-            other => Err(format!(
-                "unknown engine {other:?} (expected one of: {})",
-                Engine::NAMES.join(", ")
-            )),
+            other if Engine::REFERENCE.contains(&other) => {
+                Err(ParseEngineError::Reference(other.to_owned()))
+            }
+            other => Err(ParseEngineError::Unknown(other.to_owned())),
         }
     }
 }
+
+/// Why a name is not an [`Engine`] of this build (what `str::parse`
+/// gives); its text names the engines there are. More reasons may come,
+/// so matches need a wildcard arm.
+///
+/// ```
+/// use traverse::{Engine, ParseEngineError};
+/// let err = "fast".parse::<Engine>().unwrap_err();
+/// assert_eq!(err, ParseEngineError::Unknown("fast".to_owned()));
+/// assert!(err.to_string().starts_with(r#"unknown engine "fast" (expected one of: auto, "#));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseEngineError {
+    /// A reference engine (`tokio`, `std`) asked of a build without the
+    /// cargo feature `reference-engines`.
+    Reference(String),
+    /// No engine has this name.
+    Unknown(String),
+}
+
+impl fmt::Display for ParseEngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseEngineError::Reference(name) => write!(
+                f,
+                "engine {name:?} is a reference engine for benchmarks, in builds with \
+                 the cargo feature reference-engines only"
+            ),
+            ParseEngineError::Unknown(name) => write!(
+                f,
+                "unknown engine {name:?} (expected one of: {})",
+                Engine::NAMES.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParseEngineError {}
 
 impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -96,6 +132,49 @@ impl fmt::Display for Engine {
             #[cfg(feature = "reference-engines")]
             Engine::Std => "std",
         })
+    }
+}
+
+/// Why [`Engine::Uring`] was asked for but [`Engine::Threads`] runs
+/// ([`Walk::fallback`](crate::Walk::fallback)). Its text is the reason
+/// alone, for a sentence of the caller's. More reasons may come, so
+/// matches need a wildcard arm.
+///
+/// ```
+/// use traverse::{Engine, WalkBuilder};
+/// let walk = WalkBuilder::new().engine(Engine::Uring).build();
+/// match walk.fallback() {
+///     Some(why) => {
+///         eprintln!("io_uring engine unavailable ({why}); using the threads engine");
+///         assert_eq!(walk.engine(), Engine::Threads);
+///     }
+///     None => assert_eq!(walk.engine(), Engine::Uring),
+/// }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum UringUnavailable {
+    /// This process cannot set up or enter a ring: a kernel without
+    /// io_uring, the `kernel.io_uring_disabled` sysctl, a seccomp filter
+    /// that refuses `io_uring_setup` or `io_uring_enter`.
+    Ring(&'static RingError),
+}
+
+impl fmt::Display for UringUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UringUnavailable::Ring(why) => fmt::Display::fmt(why, f),
+        }
+    }
+}
+
+impl std::error::Error for UringUnavailable {
+    // The text is the ring error's own, so what comes next in the chain is
+    // the ring error's cause, not the ring error again.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UringUnavailable::Ring(why) => why.source(),
+        }
     }
 }
 

@@ -75,7 +75,7 @@ pub use io_uring_getdents::dirent::FileType;
 
 pub use breakdown::{DirTotals, DirVisitor};
 pub use builder::WalkBuilder;
-pub use config::Engine;
+pub use config::{Engine, ParseEngineError, UringUnavailable};
 pub use dirpath::DirHandle;
 pub use error::{Error, Op};
 pub use file_totals::FileTotals;

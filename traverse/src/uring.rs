@@ -37,6 +37,7 @@ use std::thread::{Scope, ThreadId};
 use std::time::{Duration, Instant};
 
 use io_uring_getdents::cqe;
+use io_uring_getdents::detect::RingError;
 use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
@@ -131,8 +132,8 @@ const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// may allow `io_uring_setup` and refuse `io_uring_enter`); the reason
 /// when not. Checked once per process, on the calling thread's ring of
 /// its own, never on a walker's.
-pub(crate) fn available() -> Result<(), String> {
-    io_uring_getdents::detect::io_uring_usable().map_err(|why| why.to_string())
+pub(crate) fn available() -> Result<(), &'static RingError> {
+    io_uring_getdents::detect::io_uring_usable()
 }
 
 /// A unit of work.

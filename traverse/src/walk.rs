@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use io_uring_getdents::dirent::FileType;
 
 use crate::breakdown::{Breakdown, DirVisitor};
-use crate::config::{Config, Engine};
+use crate::config::{Config, Engine, UringUnavailable};
 use crate::dispatch;
 use crate::engine::{self, DirSet, Shared};
 use crate::error::{Error, Op};
@@ -50,7 +50,7 @@ pub struct Summary {
 #[derive(Debug)]
 pub struct Walk {
     pub(crate) config: Config,
-    pub(crate) fallback: Option<String>,
+    pub(crate) fallback: Option<UringUnavailable>,
     pub(crate) limit: u64,
     pub(crate) interrupt: Arc<AtomicBool>,
     pub(crate) seen: Mutex<HashSet<InodeKey>>,
@@ -75,9 +75,16 @@ impl Walk {
         self.config.jobs
     }
 
-    /// Why [`Engine::Uring`] was asked for but [`Engine::Threads`] runs.
-    pub fn fallback(&self) -> Option<&str> {
-        self.fallback.as_deref()
+    /// Why [`Engine::Uring`] was asked for but [`Engine::Threads`] runs;
+    /// `None` when the engine asked for runs.
+    ///
+    /// ```
+    /// let walk = traverse::WalkBuilder::new().build();
+    /// // `auto` picks an engine that runs: it never falls back.
+    /// assert!(walk.fallback().is_none());
+    /// ```
+    pub fn fallback(&self) -> Option<&UringUnavailable> {
+        self.fallback.as_ref()
     }
 
     /// Live counts for a progress display.

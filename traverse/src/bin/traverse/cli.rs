@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::Parser;
-use traverse::{Engine, WalkBuilder};
+use traverse::{Engine, ParseEngineError, WalkBuilder};
 
 /// Count files, directories and bytes below each PATH, exactly as find and
 /// du do, fast.
@@ -194,7 +194,7 @@ pub struct Opts {
     help: Option<bool>,
 }
 
-fn parse_engine(s: &str) -> Result<Engine, String> {
+fn parse_engine(s: &str) -> Result<Engine, ParseEngineError> {
     s.parse()
 }
 
