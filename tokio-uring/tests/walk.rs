@@ -348,25 +348,20 @@ fn missing_root_and_removed_subdirectory_are_items() {
     assert_eq!(errors[0].kind(), ErrorKind::NotFound);
     assert_eq!(path_error(&errors[0]).path(), missing);
 
-    // A directory removed after its parent was listed, before it is opened.
+    // A directory removed after its parent was listed, before it is
+    // opened: the filter sees each entry before its directory is opened
+    // (without GETDENTS the walk reads ahead of the stream, so removing it
+    // when it is yielded could come too late).
     fs::create_dir_all(tmp.path().join("a/gone")).unwrap();
     fs::create_dir_all(tmp.path().join("a/kept/x")).unwrap();
-    let (got, errors) = tokio_uring::start(async {
-        let mut walk = WalkBuilder::new(tmp.path()).build();
-        let (mut got, mut errors) = (Vec::new(), Vec::new());
-        while let Some(item) = walk.next().await {
-            match item {
-                Ok(e) => {
-                    if e.file_name() == "gone" {
-                        fs::remove_dir(e.path()).unwrap();
-                    }
-                    got.push(e.path().to_path_buf());
-                }
-                Err(e) => errors.push(e),
-            }
+    let builder = WalkBuilder::new(tmp.path()).filter(|e| {
+        if e.file_name() == "gone" {
+            fs::remove_dir(e.path()).unwrap();
         }
-        (got, errors)
+        Visit::Continue
     });
+    let (got, errors) = tokio_uring::start(collect(builder));
+    let got: Vec<PathBuf> = got.iter().map(|e| e.path().to_path_buf()).collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].kind(), ErrorKind::NotFound);
     assert_eq!(path_error(&errors[0]).path(), tmp.path().join("a/gone"));
@@ -487,5 +482,70 @@ fn child_bridge_drop() {
                 .collect::<Vec<_>>()
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Without GETDENTS the walk reads ahead on blocking threads: dropping it
+/// part-way stops them, and they close every descriptor they held.
+#[test]
+fn dropping_a_walk_part_way_closes_every_descriptor() {
+    let tmp = tempfile::tempdir().unwrap();
+    random_tree(tmp.path(), 11, 400, 6);
+    run_child("child_walk_drop", tmp.path(), false);
+}
+
+#[test]
+#[ignore = "run by dropping_a_walk_part_way_closes_every_descriptor in its own process"]
+fn child_walk_drop() {
+    let Some(root) = child_arg() else { return };
+    for choice in backends() {
+        tokio_uring::start(async {
+            let before = open_fds();
+            let mut walk = WalkBuilder::new(&root)
+                .dir_builder(common::builder(choice))
+                .build();
+            for _ in 0..20 {
+                walk.next().await.unwrap().unwrap();
+            }
+            drop(walk);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while open_fds() > before {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{choice:?}: {} descriptors left open",
+                    open_fds() - before
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        });
+    }
+}
+
+/// The filter runs on the walk's blocking threads without GETDENTS; its
+/// panic comes out of the stream, as it does where it runs on the
+/// stream's own thread.
+#[test]
+fn a_panic_in_the_filter_comes_out_of_the_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    random_tree(tmp.path(), 12, 50, 3);
+    for choice in backends() {
+        let walked = std::panic::catch_unwind(|| {
+            tokio_uring::start(async {
+                let mut walk = WalkBuilder::new(tmp.path())
+                    .dir_builder(common::builder(choice))
+                    .filter(|e| {
+                        assert!(e.depth() < 2, "filter gave up");
+                        Visit::Continue
+                    })
+                    .build();
+                while walk.next().await.is_some() {}
+            })
+        });
+        let panic = walked.expect_err("the filter's panic");
+        let why = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+        assert_eq!(why, Some("filter gave up"), "{choice:?}");
     }
 }

@@ -1,7 +1,9 @@
 //! What the walk yields, and the chain of names its paths are built from.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::fs::{FileType, Metadata};
@@ -13,6 +15,10 @@ pub(super) struct DirName {
     parent: Option<Arc<DirName>>,
     /// The root's whole path, or one component.
     name: OsString,
+    /// How many directories had been skipped when this one was last found
+    /// to be below none of them (0: never looked), so that the look goes
+    /// up the chain only as far as the last directory looked at.
+    clear: AtomicUsize,
 }
 
 impl DirName {
@@ -20,6 +26,7 @@ impl DirName {
         Arc::new(DirName {
             parent: None,
             name: path.as_os_str().to_os_string(),
+            clear: AtomicUsize::new(0),
         })
     }
 
@@ -27,11 +34,44 @@ impl DirName {
         Arc::new(DirName {
             parent: Some(Arc::clone(parent)),
             name: name.to_os_string(),
+            clear: AtomicUsize::new(0),
         })
     }
 
     pub(super) fn name(&self) -> &OsStr {
         &self.name
+    }
+
+    pub(super) fn parent(&self) -> Option<&Arc<DirName>> {
+        self.parent.as_ref()
+    }
+
+    /// Whether this directory is one of `skipped` (each given by its
+    /// parent and name) or below one. `skipped` only grows, and its length
+    /// marks the directories found clear, so each is looked at once per
+    /// skip rather than once per entry.
+    pub(super) fn is_left_out(&self, skipped: &[(Arc<DirName>, OsString)], epoch: usize) -> bool {
+        let mut looked: Vec<&DirName> = Vec::new();
+        let mut at = Some(self);
+        while let Some(dir) = at {
+            if dir.clear.load(Ordering::Relaxed) == epoch {
+                break;
+            }
+            if let Some(parent) = &dir.parent {
+                let is = |(p, name): &(Arc<DirName>, OsString)| {
+                    Arc::ptr_eq(p, parent) && *name == dir.name
+                };
+                if skipped.iter().any(is) {
+                    return true;
+                }
+            }
+            looked.push(dir);
+            at = dir.parent.as_deref();
+        }
+        for dir in looked {
+            dir.clear.store(epoch, Ordering::Relaxed);
+        }
+        false
     }
 
     /// The root joined with every name down to this directory, then `leaf`.
@@ -65,13 +105,49 @@ impl Drop for DirName {
     }
 }
 
+/// An entry's name: a slice of a buffer shared by the entries of one read,
+/// so that a walk makes no allocation per entry for it.
+#[derive(Clone)]
+pub(super) struct Name {
+    bytes: Arc<[u8]>,
+    start: u32,
+    len: u32,
+}
+
+impl Name {
+    /// A name in a buffer of its own.
+    pub(super) fn new(name: &OsStr) -> Name {
+        let len = u32::try_from(name.len()).expect("a name shorter than 4 GiB");
+        Name {
+            bytes: Arc::from(name.as_bytes()),
+            start: 0,
+            len,
+        }
+    }
+
+    /// The `len` bytes at `start` of a read's shared buffer.
+    pub(super) fn within(bytes: &Arc<[u8]>, start: usize, len: usize) -> Name {
+        let fits = |n: usize| u32::try_from(n).expect("a read shorter than 4 GiB");
+        Name {
+            bytes: Arc::clone(bytes),
+            start: fits(start),
+            len: fits(len),
+        }
+    }
+
+    pub(super) fn as_os_str(&self) -> &OsStr {
+        let start = self.start as usize;
+        OsStr::from_bytes(&self.bytes[start..start + self.len as usize])
+    }
+}
+
 /// One entry of a walk.
 #[derive(Clone)]
 pub struct WalkEntry {
     /// The directory holding the entry; `None` for the root.
     pub(super) dir: Option<Arc<DirName>>,
     /// The last component (the whole path for the root).
-    pub(super) name: OsString,
+    pub(super) name: Name,
     /// Built on the first call to [`path`](WalkEntry::path).
     pub(super) path: OnceLock<PathBuf>,
     pub(super) depth: usize,
@@ -83,7 +159,7 @@ pub struct WalkEntry {
 impl WalkEntry {
     pub(super) fn new(
         dir: Option<Arc<DirName>>,
-        name: OsString,
+        name: Name,
         depth: usize,
         file_type: FileType,
         ino: u64,
@@ -121,8 +197,8 @@ impl WalkEntry {
     /// ```
     pub fn path(&self) -> &Path {
         self.path.get_or_init(|| match &self.dir {
-            Some(dir) => dir.join(Some(&self.name)),
-            None => PathBuf::from(&self.name),
+            Some(dir) => dir.join(Some(self.name.as_os_str())),
+            None => PathBuf::from(self.name.as_os_str()),
         })
     }
 
@@ -131,8 +207,11 @@ impl WalkEntry {
     /// has none, as for `/`). Needs no path to be built.
     pub fn file_name(&self) -> &OsStr {
         match self.dir {
-            Some(_) => &self.name,
-            None => Path::new(&self.name).file_name().unwrap_or(&self.name),
+            Some(_) => self.name.as_os_str(),
+            None => {
+                let path = self.name.as_os_str();
+                Path::new(path).file_name().unwrap_or(path)
+            }
         }
     }
 
@@ -200,7 +279,8 @@ mod tests {
         let b = DirName::child(&a, OsStr::new("b"));
         assert_eq!(b.join(Some(OsStr::new("c"))), Path::new("/r/a/b/c"));
         assert_eq!(root.join(None), Path::new("/r"));
-        let entry = WalkEntry::new(Some(b), "c".into(), 3, FileType::Regular, 1, None);
+        let name = Name::new("c".as_ref());
+        let entry = WalkEntry::new(Some(b), name, 3, FileType::Regular, 1, None);
         assert_eq!(entry.path(), Path::new("/r/a/b/c"));
         assert_eq!(entry.file_name(), "c");
     }

@@ -14,32 +14,30 @@
 //! name, from the nearest ancestor still open (the root always is).
 //! DESIGN.md explains why the walk cannot deadlock.
 
-mod blocking;
 mod bridge;
 mod entry;
 mod node;
 mod ring;
+mod walkers;
 
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::ffi::CString;
 use std::future::Future;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
 use futures_util::stream::FuturesUnordered;
 use futures_util::StreamExt;
 
-use crate::fs::{Backend, Dir, DirBuilder, FileType};
-use blocking::{Listing, Order};
+use crate::fs::{Backend, Dir, DirBuilder, DirHandle, FileType};
 use entry::DirName;
-use node::{child_done, Kept, Node};
+use node::{child_done, Node};
+use ring::Listing;
+use walkers::{Settings, Walkers};
 
 pub use bridge::WalkReceiver;
 pub use entry::WalkEntry;
@@ -180,9 +178,13 @@ impl WalkBuilder {
         self
     }
 
-    /// Called on each entry before it is yielded, in the order entries are
-    /// yielded; [`Visit::Skip`] on a directory prunes its subtree. `Send`
-    /// because with [`spawn`](Self::spawn) it runs on the walk's thread.
+    /// Called on each entry before it is yielded, one call at a time, in
+    /// the order entries are yielded; [`Visit::Skip`] on a directory prunes
+    /// its subtree. `Send` because it may run on another thread: with
+    /// [`spawn`](Self::spawn), the walk's; on kernels without GETDENTS,
+    /// the blocking threads that read the directories (the root's call
+    /// excepted), so that a directory is never opened before the filter
+    /// has seen it. A panic in it comes out of the stream's next poll.
     pub fn filter(
         mut self,
         filter: impl FnMut(&WalkEntry) -> Visit + Send + 'static,
@@ -217,6 +219,7 @@ impl WalkBuilder {
             keep,
             kept: Rc::new(Cell::new(0)),
             running,
+            walkers: None,
             pending: Vec::new(),
             ready: VecDeque::new(),
             deferred: None,
@@ -273,13 +276,7 @@ type Job = Pin<Box<dyn Future<Output = Done>>>;
 
 enum Done {
     Root(Rc<Node>, io::Result<Box<(Dir, WalkEntry)>>),
-    /// Directories read, in the order of `nodes`; `reserved` descriptors
-    /// were counted as kept for the job while it ran.
-    Read {
-        nodes: Vec<Rc<Node>>,
-        listings: Vec<Listing>,
-        reserved: usize,
-    },
+    Read(Rc<Node>, Listing),
 }
 
 /// The walk of a tree: a [`Stream`] of `io::Result<WalkEntry>`, the root
@@ -295,7 +292,7 @@ pub struct Walk {
     root: Rc<Node>,
     /// The open root, until its read starts.
     root_dir: Option<Dir>,
-    /// No GETDENTS: directories are read in batches on blocking threads.
+    /// No GETDENTS: the root's subtree is walked by `walkers`.
     fallback: bool,
     mask: Option<u32>,
     max_depth: usize,
@@ -305,6 +302,8 @@ pub struct Walk {
     keep: usize,
     kept: Rc<Cell<usize>>,
     running: FuturesUnordered<Job>,
+    /// Without GETDENTS, once the root has been yielded and is entered.
+    walkers: Option<Walkers>,
     /// Directories to open, last in first out (depth first, so the number
     /// waiting stays near depth times fan-out).
     pending: Vec<Rc<Node>>,
@@ -314,7 +313,8 @@ pub struct Walk {
     deferred: Option<Rc<Node>>,
 }
 
-/// Entries buffered before the walk stops starting new directories.
+/// Entries buffered before the walk stops starting new directories (or,
+/// without GETDENTS, before the walkers wait for the stream).
 const READY_HIGH: usize = 4096;
 
 impl Walk {
@@ -348,6 +348,9 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub async fn close(mut self) {
+        if let Some(walkers) = self.walkers.take() {
+            walkers.close().await;
+        }
         self.pending.clear();
         self.deferred = None;
         self.ready.clear();
@@ -355,8 +358,11 @@ impl Walk {
         while self.running.next().await.is_some() {}
     }
 
-    /// Do not walk into the directory yielded last (no effect if the last
-    /// entry was not a directory, or was pruned already).
+    /// Do not walk into the directory yielded last: nothing below it is
+    /// yielded (no effect if the last entry was not a directory, or was
+    /// pruned already). With GETDENTS it is never opened; without, the
+    /// walkers may have read into it already, and stop there at their next
+    /// directory. A filter keeps a directory from being opened at all.
     ///
     /// # Example
     ///
@@ -374,7 +380,9 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn skip_current_dir(&mut self) {
-        if let Some(node) = self.deferred.take() {
+        if let Some(walkers) = &mut self.walkers {
+            walkers.skip_current_dir();
+        } else if let Some(node) = self.deferred.take() {
             match &node.parent {
                 Some(parent) => child_done(parent, &self.kept),
                 None => self.root_dir = None,
@@ -384,16 +392,14 @@ impl Walk {
 
     fn start_jobs(&mut self) {
         while self.running.len() < self.concurrency && self.ready.len() < READY_HIGH {
-            if self.pending.is_empty() {
-                return;
-            }
-            if self.fallback {
-                self.start_batch();
-                continue;
-            }
             let Some(node) = self.pending.pop() else {
                 return;
             };
+            if self.fallback {
+                // Only the root waits here: the walkers take the rest.
+                self.start_walkers(&node);
+                continue;
+            }
             let dir = if node.parent.is_none() {
                 self.root_dir.take()
             } else {
@@ -402,38 +408,30 @@ impl Walk {
             let mask = self.mask;
             self.running.push(Box::pin(async move {
                 let listing = ring::read(&node, dir, mask).await;
-                Done::Read {
-                    nodes: vec![node],
-                    listings: vec![listing],
-                    reserved: 0,
-                }
+                Done::Read(node, listing)
             }));
         }
     }
 
-    /// Starts one blocking job for the directories last pushed: up to an
-    /// equal share of what waits per job slot, so that early in a walk
-    /// jobs stay small and run side by side, and later each hop to the
-    /// blocking pool carries many directories.
-    fn start_batch(&mut self) {
-        let share = self.pending.len().div_ceil(self.concurrency);
-        let take = share.clamp(1, MAX_BATCH);
-        let nodes: Vec<Rc<Node>> = self.pending.split_off(self.pending.len() - take);
-        // The root's `Dir` is not needed: the job reads through the kept
-        // handle's descriptor.
+    fn start_walkers(&mut self, root: &Node) {
+        let Some(handle) = root.handle.borrow_mut().take() else {
+            return;
+        };
+        // The walkers read the root through the handle's descriptor.
         self.root_dir = None;
-        let reserved = take.min(self.keep.saturating_sub(self.kept.get()));
-        self.kept.set(self.kept.get() + reserved);
-        let orders = nodes.iter().map(order).collect();
-        let mask = self.mask;
-        self.running.push(Box::pin(async move {
-            let listings = blocking::read_batch(orders, mask, reserved).await;
-            Done::Read {
-                nodes,
-                listings,
-                reserved,
-            }
-        }));
+        let settings = Settings {
+            mask: self.mask,
+            max_depth: self.max_depth,
+            filter: self.filter.take(),
+            walkers: self.concurrency,
+            keep: self.keep,
+        };
+        let fd = handle.shared_fd().clone();
+        self.walkers = Some(Walkers::start(
+            std::sync::Arc::clone(&root.name),
+            fd,
+            settings,
+        ));
     }
 
     fn finish(&mut self, done: Done) {
@@ -441,21 +439,12 @@ impl Walk {
             Done::Root(node, Ok(opened)) => {
                 let (dir, entry) = *opened;
                 self.fallback = dir.backend() == Backend::Fallback;
-                *node.handle.borrow_mut() = Some(Kept::Ring(dir.handle()));
+                *node.handle.borrow_mut() = Some(dir.handle());
                 self.root_dir = Some(dir);
                 self.ready.push_back((Some(node), Ok(entry)));
             }
             Done::Root(_, Err(e)) => self.ready.push_back((None, Err(e))),
-            Done::Read {
-                nodes,
-                listings,
-                reserved,
-            } => {
-                self.kept.set(self.kept.get() - reserved);
-                for (node, listing) in nodes.into_iter().zip(listings) {
-                    self.finish_dir(node, listing);
-                }
-            }
+            Done::Read(node, listing) => self.finish_dir(node, listing),
         }
     }
 
@@ -511,50 +500,22 @@ impl Walk {
     }
 }
 
-/// The most directories one blocking job reads.
-const MAX_BATCH: usize = 32;
-
 /// The nearest ancestor of `node` still open, and the nodes between them
 /// (nearest to `node` first).
-fn nearest_open(node: &Node) -> (Kept, Vec<&Node>) {
+fn nearest_open(node: &Node) -> (DirHandle, Vec<&Node>) {
     let mut chain: Vec<&Node> = Vec::new();
     let mut at = node.parent.as_deref();
     while let Some(dir) = at {
-        if let Some(kept) = dir.handle.borrow().as_ref() {
-            let kept = match kept {
-                Kept::Ring(handle) => Kept::Ring(handle.clone()),
-                Kept::Fd(fd) => Kept::Fd(fd.clone()),
-            };
-            return (kept, chain);
+        if let Some(handle) = dir.handle.borrow().as_ref() {
+            return (handle.clone(), chain);
         }
         chain.push(dir);
         at = dir.parent.as_deref();
     }
     // The root: its own handle stays open while the walk runs.
-    let kept = node.handle.borrow().as_ref().map(Kept::fd);
-    let fd = kept.expect("the root's handle is kept while the walk runs");
-    (Kept::Fd(fd), chain)
-}
-
-/// What a blocking job needs to open and read `node`.
-fn order(node: &Rc<Node>) -> Order {
-    let (start, chain) = nearest_open(node);
-    let mut names: Vec<CString> = Vec::with_capacity(chain.len() + 1);
-    if node.parent.is_some() {
-        let steps = chain
-            .iter()
-            .rev()
-            .map(|n| n.name.name())
-            .chain([node.name.name()]);
-        // Names come from directory entries, which hold no NUL byte.
-        names.extend(steps.filter_map(|n| CString::new(n.as_bytes()).ok()));
-    }
-    Order {
-        start: start.fd(),
-        names,
-        dir: Arc::clone(&node.name),
-        depth: node.depth,
-    }
+    let handle = node.handle.borrow().clone();
+    let handle = handle.expect("the root's handle is kept while the walk runs");
+    (handle, chain)
 }
 
 impl Stream for Walk {
@@ -574,6 +535,9 @@ impl Stream for Walk {
                     }
                 }
                 return Poll::Ready(Some(item));
+            }
+            if let Some(walkers) = &mut this.walkers {
+                return walkers.poll_next(cx);
             }
             match this.running.poll_next_unpin(cx) {
                 Poll::Ready(Some(done)) => this.finish(done),

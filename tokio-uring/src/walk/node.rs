@@ -1,5 +1,5 @@
-//! A directory of the walk while it is in progress: enough to open it
-//! again from an ancestor.
+//! A directory of the walk through io_uring while it is in progress:
+//! enough to open it again from an ancestor.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -7,32 +7,14 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::entry::DirName;
-use crate::fd::SharedFd;
 use crate::fs::DirHandle;
-
-/// An open directory kept for its subdirectories: a `DirHandle` on the
-/// GETDENTS backend (children open through io_uring), the bare descriptor
-/// on the fallback (children open on a blocking thread).
-pub(super) enum Kept {
-    Ring(DirHandle),
-    Fd(SharedFd),
-}
-
-impl Kept {
-    pub(super) fn fd(&self) -> SharedFd {
-        match self {
-            Kept::Ring(handle) => handle.shared_fd().clone(),
-            Kept::Fd(fd) => fd.clone(),
-        }
-    }
-}
 
 pub(super) struct Node {
     pub(super) parent: Option<Rc<Node>>,
     pub(super) name: Arc<DirName>,
     pub(super) depth: usize,
     /// Kept open while subdirectories wait to be opened, if there was room.
-    pub(super) handle: RefCell<Option<Kept>>,
+    pub(super) handle: RefCell<Option<DirHandle>>,
     /// Subdirectories not yet opened (or pruned).
     pub(super) children_left: Cell<usize>,
 }

@@ -7,10 +7,16 @@ use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::blocking::Listing;
-use super::entry::WalkEntry;
-use super::node::{Kept, Node};
-use crate::fs::{Dir, DirBuilder, DirEntry, FileType, Metadata, STATX_TYPE};
+use super::entry::{Name, WalkEntry};
+use super::node::Node;
+use crate::fs::{Dir, DirBuilder, DirEntry, DirHandle, FileType, Metadata, STATX_TYPE};
+
+/// What a directory gave: its entries (and errors), and its handle, kept
+/// if it has subdirectories and the budget has room.
+pub(super) struct Listing {
+    pub(super) kept: Option<DirHandle>,
+    pub(super) items: Vec<io::Result<WalkEntry>>,
+}
 
 pub(super) async fn open_root(
     builder: DirBuilder,
@@ -34,7 +40,7 @@ pub(super) async fn open_root(
     };
     let entry = WalkEntry::new(
         None,
-        path.into_os_string(),
+        Name::new(path.as_os_str()),
         0,
         FileType::Directory,
         ino,
@@ -48,12 +54,7 @@ pub(super) async fn open_root(
 /// two descriptors at a time of its own (the ancestor's clone counts as
 /// one: the walk may close that ancestor meanwhile).
 async fn open(node: &Node) -> io::Result<Dir> {
-    let (start, chain) = super::nearest_open(node);
-    // Only the fallback keeps bare descriptors, and it reads without
-    // this function.
-    let Kept::Ring(mut current) = start else {
-        return Err(io::Error::other("a descriptor kept by the fallback"));
-    };
+    let (mut current, chain) = super::nearest_open(node);
     for step in chain.iter().rev() {
         let dir = current.open_at(step.name.name()).await?;
         current = dir.handle();
@@ -124,7 +125,7 @@ pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -
             };
             items.push(Ok(WalkEntry::new(
                 Some(Arc::clone(&node.name)),
-                entry.file_name().to_os_string(),
+                Name::new(entry.file_name()),
                 node.depth + 1,
                 file_type,
                 entry.ino(),
@@ -137,7 +138,7 @@ pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -
         items.push(Err(e));
     }
     Listing {
-        kept: Some(Kept::Ring(handle)),
+        kept: Some(handle),
         items,
     }
 }
