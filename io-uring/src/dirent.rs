@@ -22,8 +22,12 @@
 //! 1 048-byte record). Only `d_reclen`'s 16 bits bound a name.
 
 use std::ffi::{CStr, OsStr};
-use std::fmt;
 use std::os::unix::ffi::OsStrExt;
+
+mod error;
+mod file_type;
+pub use error::{ParseError, ParseErrorKind};
+pub use file_type::FileType;
 
 /// Size of the fixed part of a record, up to and excluding `d_name`.
 pub const HEADER_LEN: usize = 19;
@@ -32,124 +36,6 @@ pub const RECORD_ALIGN: usize = 8;
 /// The smallest possible record: the header plus a one-byte name's NUL,
 /// rounded up to [`RECORD_ALIGN`].
 pub const MIN_RECORD_LEN: usize = 24;
-
-/// The type of a directory entry, from `d_type`.
-///
-/// # Example
-///
-/// ```
-/// use io_uring_getdents::dirent::FileType;
-/// assert_eq!(FileType::from_d_type(libc::DT_DIR), FileType::Directory);
-/// assert_eq!(FileType::from_d_type(200), FileType::Unknown);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FileType {
-    /// `DT_FIFO`
-    Fifo,
-    /// `DT_CHR`
-    CharDevice,
-    /// `DT_DIR`
-    Directory,
-    /// `DT_BLK`
-    BlockDevice,
-    /// `DT_REG`
-    Regular,
-    /// `DT_LNK`
-    Symlink,
-    /// `DT_SOCK`
-    Socket,
-    /// `DT_UNKNOWN` (the filesystem does not fill `d_type`: call stat) or
-    /// a value this crate does not know.
-    Unknown,
-}
-
-impl FileType {
-    /// Maps a raw `d_type` byte.
-    pub fn from_d_type(d_type: u8) -> FileType {
-        match d_type {
-            libc::DT_FIFO => FileType::Fifo,
-            libc::DT_CHR => FileType::CharDevice,
-            libc::DT_DIR => FileType::Directory,
-            libc::DT_BLK => FileType::BlockDevice,
-            libc::DT_REG => FileType::Regular,
-            libc::DT_LNK => FileType::Symlink,
-            libc::DT_SOCK => FileType::Socket,
-            _ => FileType::Unknown,
-        }
-    }
-
-    /// Maps the `S_IFMT` bits of a `st_mode`/`stx_mode`.
-    ///
-    /// ```
-    /// use io_uring_getdents::dirent::FileType;
-    /// assert_eq!(FileType::from_mode(libc::S_IFREG | 0o644), FileType::Regular);
-    /// ```
-    pub fn from_mode(mode: u32) -> FileType {
-        match mode & libc::S_IFMT {
-            libc::S_IFIFO => FileType::Fifo,
-            libc::S_IFCHR => FileType::CharDevice,
-            libc::S_IFDIR => FileType::Directory,
-            libc::S_IFBLK => FileType::BlockDevice,
-            libc::S_IFREG => FileType::Regular,
-            libc::S_IFLNK => FileType::Symlink,
-            libc::S_IFSOCK => FileType::Socket,
-            _ => FileType::Unknown,
-        }
-    }
-}
-
-impl FileType {
-    /// The `DT_*` byte for this type (`DT_UNKNOWN` for [`FileType::Unknown`]).
-    ///
-    /// ```
-    /// use io_uring_getdents::dirent::FileType;
-    /// assert_eq!(FileType::Symlink.d_type(), libc::DT_LNK);
-    /// assert_eq!(FileType::from_d_type(FileType::Fifo.d_type()), FileType::Fifo);
-    /// ```
-    pub fn d_type(self) -> u8 {
-        match self {
-            FileType::Fifo => libc::DT_FIFO,
-            FileType::CharDevice => libc::DT_CHR,
-            FileType::Directory => libc::DT_DIR,
-            FileType::BlockDevice => libc::DT_BLK,
-            FileType::Regular => libc::DT_REG,
-            FileType::Symlink => libc::DT_LNK,
-            FileType::Socket => libc::DT_SOCK,
-            FileType::Unknown => libc::DT_UNKNOWN,
-        }
-    }
-}
-
-/// The type `std::fs` reports, e.g. from `DirEntry::file_type()`.
-///
-/// ```
-/// use io_uring_getdents::dirent::FileType;
-/// let meta = std::fs::symlink_metadata("/")?;
-/// assert_eq!(FileType::from(meta.file_type()), FileType::Directory);
-/// # Ok::<_, std::io::Error>(())
-/// ```
-impl From<std::fs::FileType> for FileType {
-    fn from(ft: std::fs::FileType) -> FileType {
-        use std::os::unix::fs::FileTypeExt;
-        if ft.is_file() {
-            FileType::Regular
-        } else if ft.is_dir() {
-            FileType::Directory
-        } else if ft.is_symlink() {
-            FileType::Symlink
-        } else if ft.is_fifo() {
-            FileType::Fifo
-        } else if ft.is_socket() {
-            FileType::Socket
-        } else if ft.is_char_device() {
-            FileType::CharDevice
-        } else if ft.is_block_device() {
-            FileType::BlockDevice
-        } else {
-            FileType::Unknown
-        }
-    }
-}
 
 /// One parsed record, borrowing its name from the buffer.
 ///
@@ -213,94 +99,6 @@ impl<'a> Dirent<'a> {
     /// True for the `.` and `..` entries.
     pub fn is_dot_or_dotdot(&self) -> bool {
         matches!(self.name_bytes(), b"." | b"..")
-    }
-}
-
-/// What was wrong with a buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ParseErrorKind {
-    /// Fewer bytes left than a record header.
-    TruncatedHeader,
-    /// `d_reclen` smaller than the smallest record (this includes 0, which
-    /// would otherwise loop forever).
-    RecordTooShort,
-    /// `d_reclen` runs past the end of the buffer.
-    RecordPastEnd,
-    /// `d_reclen` is not a multiple of 8.
-    Misaligned,
-    /// No NUL byte inside the record's name field.
-    UnterminatedName,
-    /// The name is empty or contains `/`.
-    InvalidName,
-    /// A readdirplus record whose `d_reclen` is not its name's end (rounded
-    /// up to 8) plus the [`TAIL_LEN`](crate::plus::TAIL_LEN) bytes of status
-    /// and `statx` that follow it.
-    PlusTailMisplaced,
-    /// A readdirplus record's status is not 0 or `-errno` (1 to 4095), its
-    /// reserved word is not 0, or a failed entry's `statx` is not zeroed.
-    PlusInvalidStatus,
-}
-
-/// A corrupt record, with the byte offset at which it starts.
-///
-/// ```
-/// use io_uring_getdents::dirent::{DirentIter, ParseErrorKind};
-/// let err = DirentIter::new(&[0u8; 30]).next().unwrap().unwrap_err();
-/// assert_eq!(err.kind(), ParseErrorKind::RecordTooShort);
-/// assert_eq!(err.position(), 0);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    kind: ParseErrorKind,
-    position: usize,
-}
-
-impl ParseError {
-    pub(crate) fn new(kind: ParseErrorKind, position: usize) -> ParseError {
-        ParseError { kind, position }
-    }
-
-    /// What was wrong.
-    pub fn kind(&self) -> ParseErrorKind {
-        self.kind
-    }
-
-    /// Offset in the buffer of the record that failed.
-    pub fn position(&self) -> usize {
-        self.position
-    }
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.kind {
-            ParseErrorKind::TruncatedHeader => "truncated record header",
-            ParseErrorKind::RecordTooShort => "record length below the minimum",
-            ParseErrorKind::RecordPastEnd => "record length past the end of the buffer",
-            ParseErrorKind::Misaligned => "record length not a multiple of 8",
-            ParseErrorKind::UnterminatedName => "name without a terminating NUL",
-            ParseErrorKind::InvalidName => "empty name or name containing '/'",
-            ParseErrorKind::PlusTailMisplaced => {
-                "readdirplus record length not the padded name plus the statx tail"
-            }
-            ParseErrorKind::PlusInvalidStatus => {
-                "readdirplus status not 0 or -errno, or bytes that must be zero are not"
-            }
-        };
-        write!(
-            f,
-            "corrupt linux_dirent64 buffer at byte {}: {what}",
-            self.position
-        )
-    }
-}
-
-impl std::error::Error for ParseError {}
-
-impl From<ParseError> for std::io::Error {
-    fn from(err: ParseError) -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, err)
     }
 }
 

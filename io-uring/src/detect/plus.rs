@@ -9,9 +9,8 @@ use std::io;
 use std::os::fd::AsFd;
 use std::sync::OnceLock;
 
-use super::{
-    cached, first_difference, listing, read_chained, ChainError, Record, Support, TestDir,
-};
+use super::self_test::{first_difference, listing, read_chained, ChainError, Record, TestDir};
+use super::{cached, Support};
 use crate::plus::DirentPlusIter;
 use crate::syscall::statx;
 
@@ -213,7 +212,7 @@ const PLUS_TEST_MASK: u32 = libc::STATX_TYPE
     | libc::STATX_BLOCKS;
 
 /// The readdirplus self-test, for an `opcode` that passed GETDENTS' own
-/// ([`self_test`](super::self_test)).
+/// ([`self_test`](super::self_test::self_test)).
 fn plus_self_test(opcode: u8) -> Result<(), PlusUnavailable> {
     let fail = |error: io::Error| PlusUnavailable::SelfTest { opcode, error };
     let dir = TestDir::create(PLUS_TEST_FILES).map_err(fail)?;
@@ -244,7 +243,7 @@ fn plus_self_test(opcode: u8) -> Result<(), PlusUnavailable> {
     }
 }
 
-/// [`collect`](super::collect) for readdirplus records of `dir`, checking each one's
+/// [`collect`](super::self_test::collect) for readdirplus records of `dir`, checking each one's
 /// `statx` against `statx(2)` of its name (`..` must carry `EOPNOTSUPP`).
 fn collect_plus(dir: &fs::File, buf: &[u8], out: &mut Vec<Record>) -> Result<(), ChainError> {
     for entry in DirentPlusIter::new(buf) {
