@@ -1,74 +1,33 @@
 //! The FUSE request handlers: a read-only passthrough to the source
 //! directory, with the delay, the fault table and the counters.
 
+mod attr;
+mod dir;
+mod inodes;
+
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, Metadata};
 use std::io;
-use std::os::unix::fs::{DirEntryExt, FileExt, FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
-    OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, Request,
+    Errno, FileAttr, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, OpenFlags,
+    ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, Request,
 };
 
 use crate::{Fault, Stats, STATS_FILE};
-
-/// Node id of the stats file. The kernel reserves no id but 0 and 1, and
-/// real nodes count up from 1, so the top of the range is free.
-const STATS_INO: INodeNo = INodeNo(u64::MAX - 1);
-
-/// Size announced for the stats file. It is opened with direct I/O, so reads
-/// reach testfs and stop at the real end of the text; the size only has to
-/// be non-zero for tools that trust `st_size`.
-const STATS_SIZE: u64 = 4096;
+use attr::{attr, STATS_INO};
+use dir::DirItem;
+use inodes::Inodes;
 
 /// `fuse_dirent` header size: ino, off, namelen, type (8 + 8 + 4 + 4).
 const FUSE_DIRENT_HEADER: u64 = 24;
-
-/// A node the kernel knows: where it is, relative to the source root.
-struct Node {
-    rel: PathBuf,
-    parent: INodeNo,
-}
-
-/// Node ids by source `(st_dev, st_ino)`, so hard links share one node as
-/// they share one inode in the source. Nodes are never dropped (FORGET is
-/// ignored): ids stay stable for the mount's life, and fixture trees are
-/// small enough for that.
-struct Inodes {
-    nodes: Vec<Node>,
-    by_key: HashMap<(u64, u64), INodeNo>,
-}
-
-impl Inodes {
-    fn intern(&mut self, key: (u64, u64), rel: PathBuf, parent: INodeNo) -> INodeNo {
-        if let Some(&ino) = self.by_key.get(&key) {
-            return ino;
-        }
-        self.nodes.push(Node { rel, parent });
-        let ino = INodeNo(self.nodes.len() as u64);
-        self.by_key.insert(key, ino);
-        ino
-    }
-
-    fn get(&self, ino: INodeNo) -> Option<&Node> {
-        let index = ino.0.checked_sub(1)?;
-        self.nodes.get(usize::try_from(index).ok()?)
-    }
-}
-
-/// One entry of a directory snapshot taken at OPENDIR.
-struct DirItem {
-    name: std::ffi::OsString,
-    ino: INodeNo,
-    kind: FileType,
-}
 
 /// What an open file handle refers to.
 enum Handle {
@@ -122,53 +81,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The errno of a failed source operation; EIO for errors that carry none.
 fn errno(err: &io::Error) -> Errno {
     err.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
-}
-
-fn file_type(ft: fs::FileType) -> FileType {
-    if ft.is_dir() {
-        FileType::Directory
-    } else if ft.is_symlink() {
-        FileType::Symlink
-    } else if ft.is_block_device() {
-        FileType::BlockDevice
-    } else if ft.is_char_device() {
-        FileType::CharDevice
-    } else if ft.is_fifo() {
-        FileType::NamedPipe
-    } else if ft.is_socket() {
-        FileType::Socket
-    } else {
-        FileType::RegularFile
-    }
-}
-
-fn time(secs: i64, nsecs: i64) -> SystemTime {
-    let nanos = Duration::from_nanos(nsecs.clamp(0, 999_999_999) as u64);
-    if secs >= 0 {
-        UNIX_EPOCH + Duration::from_secs(secs as u64) + nanos
-    } else {
-        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + nanos
-    }
-}
-
-fn attr(ino: INodeNo, meta: &Metadata) -> FileAttr {
-    FileAttr {
-        ino,
-        size: meta.size(),
-        blocks: meta.blocks(),
-        atime: time(meta.atime(), meta.atime_nsec()),
-        mtime: time(meta.mtime(), meta.mtime_nsec()),
-        ctime: time(meta.ctime(), meta.ctime_nsec()),
-        crtime: time(meta.ctime(), meta.ctime_nsec()),
-        kind: file_type(meta.file_type()),
-        perm: (meta.mode() & 0o7777) as u16,
-        nlink: meta.nlink() as u32,
-        uid: meta.uid(),
-        gid: meta.gid(),
-        rdev: meta.rdev() as u32,
-        blksize: meta.blksize() as u32,
-        flags: 0,
-    }
 }
 
 impl TestFs {
@@ -260,27 +172,6 @@ impl TestFs {
         FileHandle(fh)
     }
 
-    fn stats_attr(&self) -> FileAttr {
-        let now = SystemTime::now();
-        FileAttr {
-            ino: STATS_INO,
-            size: STATS_SIZE,
-            blocks: 0,
-            atime: now,
-            mtime: now,
-            ctime: now,
-            crtime: now,
-            kind: FileType::RegularFile,
-            perm: 0o444,
-            nlink: 1,
-            uid: 0,
-            gid: 0,
-            rdev: 0,
-            blksize: 4096,
-            flags: 0,
-        }
-    }
-
     fn lookup_entry(&self, parent: INodeNo, name: &OsStr) -> Result<FileAttr, Errno> {
         let rel = self.rel(parent)?.join(name);
         let rel = self.real.get(&rel).cloned().unwrap_or(rel);
@@ -309,49 +200,6 @@ impl TestFs {
             };
         }
         Ok(attr)
-    }
-
-    /// Reads the whole source directory, with `.` and `..` first as a
-    /// real filesystem returns them.
-    fn snapshot(&self, ino: INodeNo) -> Result<Vec<DirItem>, Errno> {
-        let (rel, parent) = {
-            let inodes = lock(&self.inodes);
-            let node = inodes.get(ino).ok_or(Errno::ESTALE)?;
-            (node.rel.clone(), node.parent)
-        };
-        if let Some(errno) = self.injected(&rel, false) {
-            return Err(errno);
-        }
-        let dir = self.full(&rel);
-        let dev = fs::symlink_metadata(&dir).map_err(|e| errno(&e))?.dev();
-        let mut items = vec![
-            DirItem {
-                name: ".".into(),
-                ino,
-                kind: FileType::Directory,
-            },
-            DirItem {
-                name: "..".into(),
-                ino: parent,
-                kind: FileType::Directory,
-            },
-        ];
-        for entry in fs::read_dir(&dir).map_err(|e| errno(&e))? {
-            let entry = entry.map_err(|e| errno(&e))?;
-            let kind = file_type(entry.file_type().map_err(|e| errno(&e))?);
-            let name = entry.file_name();
-            // Same key as LOOKUP uses, so d_ino matches st_ino (except on a
-            // mount point inside the source, as on any Linux filesystem).
-            let path = rel.join(&name);
-            let name = self.shown.get(&path).cloned().unwrap_or(name);
-            let child = lock(&self.inodes).intern((dev, entry.ino()), path, ino);
-            items.push(DirItem {
-                name,
-                ino: child,
-                kind,
-            });
-        }
-        Ok(items)
     }
 }
 
