@@ -43,6 +43,8 @@
 #include <sys/wait.h>
 #include <liburing.h>
 
+#include "c-test.h"
+
 #define T_EXIT_PASS	0
 #define T_EXIT_FAIL	1
 #define T_EXIT_SKIP	77
@@ -824,31 +826,6 @@ static int getdents_available(void)
 	return ok;
 }
 
-static int remove_tree(int dfd)
-{
-	DIR *d = fdopendir(dfd);
-	struct dirent *e;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (e->d_type == DT_DIR) {
-			int sub = openat(dirfd(d), e->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-
-			if (sub >= 0)
-				remove_tree(sub);
-			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-		} else {
-			unlinkat(dirfd(d), e->d_name, 0);
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
 int main(void)
 {
 	static const struct {
@@ -867,7 +844,7 @@ int main(void)
 	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");
 	int n = sizeof(tests) / sizeof(tests[0]);
 	int i, passed = 0, failed = 0, base_fd;
-	struct timespec t0, t1;
+	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -890,23 +867,14 @@ int main(void)
 	printf("running %d tests in %s\n", n, base);
 	for (i = 0; i < n; i++) {
 		failure[0] = '\0';
-		if (tests[i].fn() != T_EXIT_PASS) {
-			printf("test %s ... FAILED: %s\n", tests[i].name,
-			       failure);
-			failed++;
-		} else {
-			printf("test %s ... ok\n", tests[i].name);
-			passed++;
-		}
+		report_test(tests[i].name, tests[i].fn() != T_EXIT_PASS,
+			    failure, &passed, &failed);
 	}
 	base_fd = open(base, O_RDONLY | O_DIRECTORY);
 	if (base_fd >= 0) {
 		remove_tree(base_fd);
 		rmdir(base);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("\ntest result: %s. %d passed; %d failed; 0 ignored; 0 measured; 0 filtered out; finished in %.2fs\n",
-	       failed ? "FAILED" : "ok", passed, failed,
-	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	report_result(passed, failed, &t0);
 	return failed ? T_EXIT_FAIL : T_EXIT_PASS;
 }

@@ -48,6 +48,8 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
+#include "c-test.h"
+
 #define OP_GETDENTS	58	/* on the 6.12 base of kernel/patches */
 #define LOCK_FILE	"/tmp/nowait-test.lock"	/* see main() */
 #define MAX_ENTRIES	4096
@@ -614,29 +616,6 @@ static int getdents_available(void)
 	return ok;
 }
 
-static void remove_tree(int dfd)
-{
-	DIR *d = fdopendir(dfd);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") &&
-		    strcmp(e->d_name, "..")) {
-			int sub = openat(dirfd(d), e->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-
-			if (sub >= 0)
-				remove_tree(sub);
-			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-		} else if (e->d_type != DT_DIR) {
-			unlinkat(dirfd(d), e->d_name, 0);
-		}
-	}
-	closedir(d);
-}
-
 static int walk_main(const char *dir)
 {
 	struct counts c = { 0 };
@@ -719,7 +698,7 @@ int main(int argc, char **argv)
 	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");
 	int n = sizeof(tests) / sizeof(tests[0]);
 	int i, passed = 0, failed = 0, ret, lock_fd;
-	struct timespec t0, t1;
+	struct timespec t0;
 	struct statfs sfs;
 
 	if (argc > 2 && !strcmp(argv[1], "--time"))
@@ -769,19 +748,10 @@ int main(int argc, char **argv)
 		}
 		ret = tests[i].fn();
 		flock(lock_fd, LOCK_UN);
-		if (ret) {
-			printf("test %s ... FAILED: %s\n", tests[i].name, failure);
-			failed++;
-		} else {
-			printf("test %s ... ok\n", tests[i].name);
-			passed++;
-		}
+		report_test(tests[i].name, ret, failure, &passed, &failed);
 	}
 	remove_tree(base_fd);
 	rmdir(base);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("\ntest result: %s. %d passed; %d failed; 0 ignored; 0 measured; 0 filtered out; finished in %.2fs\n",
-	       failed ? "FAILED" : "ok", passed, failed,
-	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	report_result(passed, failed, &t0);
 	return failed ? 1 : 0;
 }

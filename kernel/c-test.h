@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What kernel/getdents-test.c, kernel/getdents-liburing-test.c and
+ * kernel/nowait-test.c share: removing their scratch tree, and the lines
+ * they print in the format of Rust's test harness, which .ci/run sums
+ * with the Rust suites ("test NAME ... ok", "test result: ok. N passed;
+ * M failed; ..."). Included once per program, after the system headers.
+ */
+#ifndef GETDENTS_C_TEST_H
+#define GETDENTS_C_TEST_H
+
+/* Removes everything below the directory dfd (and closes dfd). */
+static void remove_tree(int dfd)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (e->d_type == DT_DIR) {
+			int sub = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+			if (sub >= 0)
+				remove_tree(sub);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		} else {
+			unlinkat(dirfd(d), e->d_name, 0);
+		}
+	}
+	closedir(d);
+}
+
+/* One test's line; counts it in *passed or *failed. */
+static void report_test(const char *name, int failed_now, const char *why,
+			int *passed, int *failed)
+{
+	if (failed_now) {
+		printf("test %s ... FAILED: %s\n", name, why);
+		(*failed)++;
+	} else {
+		printf("test %s ... ok\n", name);
+		(*passed)++;
+	}
+}
+
+/* The closing line, timed from t0 (CLOCK_MONOTONIC). */
+static void report_result(int passed, int failed, const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("\ntest result: %s. %d passed; %d failed; 0 ignored; 0 measured; 0 filtered out; finished in %.2fs\n",
+	       failed ? "FAILED" : "ok", passed, failed,
+	       (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+#endif
