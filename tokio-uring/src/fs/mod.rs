@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-// dir.rs: the stream (reads, batches, seek, statx, close); builder.rs: how
+// dir.rs: Dir (opening, statx, close), with dir/stream.rs (Stream, next,
+// seek), dir/read.rs (the reads) and dir/records.rs (their records); builder.rs: how
 // a Dir is opened (settings, backends); batch.rs: statx of many entries
 // in one blocking call, readlinkat, the parent's statx; futures.rs: the open and statx
 // futures; handle.rs: DirHandle; fallback.rs: the getdents64 read on the blocking pool;
