@@ -1,13 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What kernel/getdents-test.c, kernel/getdents-liburing-test.c and
- * kernel/nowait-test.c share: removing their scratch tree, and the lines
- * they print in the format of Rust's test harness, which .ci/run sums
- * with the Rust suites ("test NAME ... ok", "test result: ok. N passed;
- * M failed; ..."). Included once per program, after the system headers.
+ * kernel/nowait-test.c share: the rule for a kernel without GETDENTS,
+ * removing their scratch tree, and the lines they print in the format of
+ * Rust's test harness, which .ci/run sums with the Rust suites ("test NAME
+ * ... ok", "test result: ok. N passed; M failed; ..."). Included once per
+ * program, after the system headers.
  */
 #ifndef GETDENTS_C_TEST_H
 #define GETDENTS_C_TEST_H
+
+/*
+ * The running kernel lacks GETDENTS (opcode): a failure where
+ * IO_URING_GETDENTS_REQUIRE=1 (the test VM), which returns 1, else a skip,
+ * which returns 0. Prints which.
+ */
+static int getdents_missing(int opcode)
+{
+	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");
+
+	if (require && !strcmp(require, "1")) {
+		fprintf(stderr, "IO_URING_GETDENTS_REQUIRE=1 but opcode %d is not the kernel's last\n",
+			opcode);
+		return 1;
+	}
+	printf("skipped: no IORING_OP_GETDENTS (%d) on this kernel\n", opcode);
+	return 0;
+}
 
 /* Removes everything below the directory dfd (and closes dfd). */
 static void remove_tree(int dfd)

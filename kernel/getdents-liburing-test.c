@@ -841,23 +841,14 @@ int main(void)
 		{ "liburing_stress", test_stress },
 	};
 	const char *tmp = getenv("TMPDIR");
-	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");
 	int n = sizeof(tests) / sizeof(tests[0]);
 	int i, passed = 0, failed = 0, base_fd;
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!getdents_available()) {
-		if (require && !strcmp(require, "1")) {
-			fprintf(stderr, "IO_URING_GETDENTS_REQUIRE=1 but opcode %d is not the kernel's last\n",
-				IORING_OP_GETDENTS);
-			return T_EXIT_FAIL;
-		}
-		printf("skipped: no IORING_OP_GETDENTS (%d) on this kernel\n",
-		       IORING_OP_GETDENTS);
-		return T_EXIT_SKIP;
-	}
+	if (!getdents_available())
+		return getdents_missing(IORING_OP_GETDENTS) ? T_EXIT_FAIL : T_EXIT_SKIP;
 	snprintf(base, sizeof(base), "%s/getdents-liburing.XXXXXX",
 		 tmp ? tmp : "/tmp");
 	if (!mkdtemp(base)) {

@@ -1639,7 +1639,6 @@ int main(void)
 		{ "plus_inline_completion", test_plus_inline_completion },
 	};
 	const char *tmp = getenv("TMPDIR");
-	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");
 	int n = sizeof(tests) / sizeof(tests[0]);
 	int i, passed = 0, failed = 0, ret;
 	struct timespec t0;
@@ -1651,16 +1650,8 @@ int main(void)
 		fprintf(stderr, "io_uring_setup: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (!getdents_available()) {
-		if (require && !strcmp(require, "1")) {
-			fprintf(stderr, "IO_URING_GETDENTS_REQUIRE=1 but opcode %d is not the kernel's last\n",
-				OP_GETDENTS);
-			return 1;
-		}
-		printf("skipped: no IORING_OP_GETDENTS (%d) on this kernel\n",
-		       OP_GETDENTS);
-		return 0;
-	}
+	if (!getdents_available())
+		return getdents_missing(OP_GETDENTS) ? 1 : 0;
 	snprintf(base, sizeof(base), "%s/getdents-test.XXXXXX",
 		 tmp ? tmp : "/tmp");
 	if (!mkdtemp(base)) {

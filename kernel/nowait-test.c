@@ -695,7 +695,6 @@ int main(int argc, char **argv)
 		  test_cold_directories_match_getdents64, 1 },
 	};
 	const char *tmp = getenv("TMPDIR");
-	const char *require = getenv("IO_URING_GETDENTS_REQUIRE");
 	int n = sizeof(tests) / sizeof(tests[0]);
 	int i, passed = 0, failed = 0, ret, lock_fd;
 	struct timespec t0;
@@ -710,16 +709,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "io_uring_setup: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (!getdents_available()) {
-		if (require && !strcmp(require, "1")) {
-			fprintf(stderr, "IO_URING_GETDENTS_REQUIRE=1 but opcode %d is not the kernel's last\n",
-				OP_GETDENTS);
-			return 1;
-		}
-		printf("skipped: no IORING_OP_GETDENTS (%d) on this kernel\n",
-		       OP_GETDENTS);
-		return 0;
-	}
+	if (!getdents_available())
+		return getdents_missing(OP_GETDENTS) ? 1 : 0;
 	if (argc == 3 && !strcmp(argv[1], "--walk"))
 		return walk_main(argv[2]);
 	if (argc != 1) {
