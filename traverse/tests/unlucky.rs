@@ -23,18 +23,29 @@ struct Run {
     /// rusage of `wait4` counts the test process's own RSS, which the
     /// child had between fork and exec).
     max_rss_kib: u64,
+    /// The most threads seen at once (what RSS there was is for).
+    max_threads: u64,
     stdout: String,
     stderr: String,
     after_sigint: Option<Duration>,
 }
 
+/// When a run gets SIGINT.
+enum Sigint<'a> {
+    Never,
+    /// This long after its start.
+    After(Duration),
+    /// Once its output so far (the first MiB) passes this check: what the
+    /// test needs to see has been printed, however slow the machine.
+    Once(&'a dyn Fn(&str) -> bool),
+}
+
 /// Runs `cmd` (its output to files, so that no pipe fills up), sends it
-/// SIGINT after `interrupt_after` if given, and follows its peak RSS until
-/// it ends. A run still going `limit` after its start (or after the
+/// SIGINT as `sigint` says, and follows its peak RSS until it ends. A run still going `limit` after its start (or after the
 /// signal) is killed and fails the test: a hang must not stall the suite.
 /// Runs under `ulimit -v` 3 GB, so that a walk whose memory grows fails
 /// rather than takes the machine.
-fn run(mut cmd: Command, interrupt_after: Option<Duration>, limit: Duration) -> Run {
+fn run(mut cmd: Command, sigint: Sigint<'_>, limit: Duration) -> Run {
     let env = TestEnv::new();
     let (out_path, err_path) = (env.root().join("out"), env.root().join("err"));
     cmd.stdout(fs::File::create(&out_path).unwrap())
@@ -58,9 +69,11 @@ fn run(mut cmd: Command, interrupt_after: Option<Duration>, limit: Duration) -> 
     let pid = child.id() as libc::pid_t;
     let start = Instant::now();
     let mut signalled: Option<Instant> = None;
-    let mut max_rss_kib = 0;
+    let mut checked = start;
+    let (mut max_rss_kib, mut max_threads) = (0, 0);
     let status = loop {
-        max_rss_kib = max_rss_kib.max(peak_rss_kib(pid));
+        let (rss, threads) = peak_rss_kib_and_threads(pid);
+        (max_rss_kib, max_threads) = (max_rss_kib.max(rss), max_threads.max(threads));
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
@@ -76,13 +89,21 @@ fn run(mut cmd: Command, interrupt_after: Option<Duration>, limit: Duration) -> 
             let stderr = fs::read_to_string(&err_path).unwrap_or_default();
             panic!("still running {limit:?} after {after}: {stderr}");
         }
-        if let Some(after) = interrupt_after.filter(|_| signalled.is_none()) {
-            if start.elapsed() >= after {
-                // SAFETY: kill has no memory effects; `pid` is our child,
-                // not reaped yet.
-                unsafe { libc::kill(pid, libc::SIGINT) };
-                signalled = Some(Instant::now());
+        let due = match sigint {
+            _ if signalled.is_some() => false,
+            Sigint::Never => false,
+            Sigint::After(after) => start.elapsed() >= after,
+            Sigint::Once(seen) if checked.elapsed() >= Duration::from_millis(50) => {
+                checked = Instant::now();
+                seen(&head(&out_path))
             }
+            Sigint::Once(_) => false,
+        };
+        if due {
+            // SAFETY: kill has no memory effects; `pid` is our child, not
+            // reaped yet.
+            unsafe { libc::kill(pid, libc::SIGINT) };
+            signalled = Some(Instant::now());
         }
         std::thread::sleep(Duration::from_millis(2));
     };
@@ -90,6 +111,7 @@ fn run(mut cmd: Command, interrupt_after: Option<Duration>, limit: Duration) -> 
     Run {
         code,
         max_rss_kib,
+        max_threads,
         stdout: head(&out_path),
         stderr: String::from_utf8_lossy(&fs::read(&err_path).unwrap()).into_owned(),
         after_sigint: signalled.map(|t| t.elapsed()),
@@ -106,15 +128,18 @@ fn head(path: &Path) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// The peak RSS (`VmHWM`) of process `pid` so far, in KiB; 0 once it is
-/// gone.
-fn peak_rss_kib(pid: libc::pid_t) -> u64 {
+/// The peak RSS (`VmHWM`) of process `pid` so far, in KiB, and how many
+/// threads it has; zeros once it is gone.
+fn peak_rss_kib_and_threads(pid: libc::pid_t) -> (u64, u64) {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("Threads:"))
 }
 
 /// `traverse --engine ENGINE ARGS... PATH`.
@@ -149,20 +174,28 @@ fn a_directory_that_never_ends_keeps_memory_bounded_and_stops_at_sigint() {
     let mnt = mount.mountpoint();
     // Time to read the 300 names at least once before SIGINT: under the
     // test VM's emulation (where GETDENTS is required) the slowest engine
-    // needs more than 3 s.
+    // needs more than 3 s. A listing shows when: SIGINT comes once 300
+    // names were listed, however long the machine takes.
     let emulated = getdents_required();
     let before_sigint = Duration::from_secs(if emulated { 20 } else { 3 });
+    let listed_300 = |out: &str| out.matches("/endless/").count() >= 300;
     for engine in ENGINES {
         for args in [&["--json"][..], &["--list"]] {
             let cmd = traverse_cmd(engine, args, mnt);
-            let got = run(cmd, Some(before_sigint), Duration::from_secs(60));
+            let sigint = if args == ["--json"] {
+                Sigint::After(before_sigint)
+            } else {
+                Sigint::Once(&listed_300)
+            };
+            let got = run(cmd, sigint, Duration::from_secs(120));
             let what = format!("{engine} {args:?}");
             assert_eq!(got.code, Some(130), "{what}: {}", got.stderr);
             assert!(got.stderr.contains("partial"), "{what}: {}", got.stderr);
             assert!(
                 got.max_rss_kib < RSS_BOUND_KIB,
-                "{what}: peak RSS {} KiB",
-                got.max_rss_kib
+                "{what}: peak RSS {} KiB, {} threads at most",
+                got.max_rss_kib,
+                got.max_threads
             );
             if args == ["--json"] {
                 let (_, totals) = parse_json(got.stdout.trim_end());
@@ -210,7 +243,7 @@ fn a_false_loop_is_reported_by_every_engine_as_find_does() {
     for engine in ENGINES {
         let got = run(
             traverse_cmd(engine, &["--list"], mnt),
-            None,
+            Sigint::Never,
             Duration::from_secs(60),
         );
         assert_eq!(got.code, Some(1), "{engine}: {}", got.stderr);
@@ -227,7 +260,7 @@ fn a_false_loop_is_reported_by_every_engine_as_find_does() {
 
         let got = run(
             traverse_cmd(engine, &["--json"], mnt),
-            None,
+            Sigint::Never,
             Duration::from_secs(60),
         );
         assert_eq!(got.code, Some(1), "{engine}: {}", got.stderr);
@@ -328,7 +361,7 @@ fn thousands_of_jobs_on_a_small_tree_take_little_memory() {
                     Ok(())
                 });
             }
-            let got = run(cmd, None, Duration::from_secs(120));
+            let got = run(cmd, Sigint::Never, Duration::from_secs(120));
             assert_eq!(got.code, Some(0), "{engine} -j {jobs}: {}", got.stderr);
             assert_eq!(
                 parse_json(got.stdout.trim_end()).1,
@@ -337,8 +370,9 @@ fn thousands_of_jobs_on_a_small_tree_take_little_memory() {
             );
             assert!(
                 got.max_rss_kib < RSS_BOUND_KIB,
-                "{engine} -j {jobs}: peak RSS {} KiB",
-                got.max_rss_kib
+                "{engine} -j {jobs}: peak RSS {} KiB, {} threads at most",
+                got.max_rss_kib,
+                got.max_threads
             );
         }
     }
@@ -368,7 +402,11 @@ fn sigint_on_a_slow_filesystem_stops_every_engine_promptly() {
     for engine in ENGINES {
         let cmd = traverse_cmd(engine, &["--json"], mnt);
         // 2 s: the root and `dir` are open and read, stats are in flight.
-        let got = run(cmd, Some(Duration::from_secs(2)), Duration::from_secs(120));
+        let got = run(
+            cmd,
+            Sigint::After(Duration::from_secs(2)),
+            Duration::from_secs(120),
+        );
         let after = got.after_sigint.expect("signalled");
         assert_eq!(got.code, Some(130), "{engine}: {}", got.stderr);
         let (_, totals) = parse_json(got.stdout.trim_end());
