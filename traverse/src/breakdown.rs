@@ -31,9 +31,9 @@ use crate::file_totals::FileTotals;
 use crate::links::{shard_of, SHARDS};
 use crate::ncdu_tree::NcduDir;
 use crate::node::DirNode;
-use crate::sys::Stat;
+use crate::sys::{FileId, Stat};
 use crate::tally::lock;
-use crate::totals::{InodeKey, Totals};
+use crate::totals::Totals;
 
 /// Receives each directory of a walk once its whole subtree is counted:
 /// children before their parent, the root last. Called from the worker
@@ -203,7 +203,7 @@ pub(crate) struct Breakdown {
     pub files_to: Option<usize>,
     /// Split in locks by inode, as [`crate::links`]: every name of a tree
     /// of hard links comes here.
-    links: Box<[Mutex<FxHashMap<InodeKey, LinkNames>>]>,
+    links: Box<[Mutex<FxHashMap<FileId, LinkNames>>]>,
 }
 
 impl std::fmt::Debug for Breakdown {
@@ -228,18 +228,18 @@ impl Breakdown {
     /// reading is not done): `dir` waits until the inode is settled.
     pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat) {
         let sizes = (st.size, st.blocks, st.mode);
-        self.name((st.dev, st.ino), Some(sizes), dir, path);
+        self.name(st.id(), Some(sizes), dir, path);
     }
 
     /// A further name `path` of the hard-linked inode `key`, counted from
     /// its `d_ino` without a stat: the inode's stat under another name
     /// gives its sizes (in the registry already, or soon: another worker
     /// may still be on its way from the stat to [`link`](Self::link)).
-    pub fn link_known(&self, dir: &Arc<DirNode>, path: &[u8], key: InodeKey) {
+    pub fn link_known(&self, dir: &Arc<DirNode>, path: &[u8], key: FileId) {
         self.name(key, None, dir, path);
     }
 
-    fn name(&self, key: InodeKey, sizes: Option<(u64, u64, u32)>, dir: &Arc<DirNode>, path: &[u8]) {
+    fn name(&self, key: FileId, sizes: Option<(u64, u64, u32)>, dir: &Arc<DirNode>, path: &[u8]) {
         let tally = dir.tally().expect("a breakdown tallies every directory");
         tally.hold();
         let mut links = lock(&self.links[shard_of(&key)]);
@@ -298,7 +298,7 @@ impl Breakdown {
     /// Settles the hard-linked inodes at the end of the walk: each not in
     /// `seen` (counted under an earlier root) is counted in the directory
     /// of its first path; then the directories holding names go on.
-    pub fn settle(&self, seen: &HashSet<InodeKey>) {
+    pub fn settle(&self, seen: &HashSet<FileId>) {
         let links = self
             .links
             .iter()

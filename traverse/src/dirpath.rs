@@ -181,7 +181,7 @@ mod tests {
     fn root(path: &std::path::Path) -> Arc<DirNode> {
         let c = CString::new(path.as_os_str().as_bytes()).unwrap();
         let fd = sys::open_dir(None, &c).unwrap();
-        DirNode::root(c, fd, (0, 0), None)
+        DirNode::root(c, fd, sys::FileId { dev: 0, ino: 0 }, None)
     }
 
     fn child(parent: &Arc<DirNode>, name: &str) -> Arc<DirNode> {

@@ -12,8 +12,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use io_uring_getdents::dirent::FileType;
-
 use crate::breakdown::Breakdown;
 use crate::config::Config;
 use crate::error::{Error, Op};
@@ -22,9 +20,9 @@ use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
 use crate::spare::Spares;
-use crate::sys::Stat;
+use crate::sys::{FileId, Stat};
+use crate::totals::Accumulator;
 use crate::totals::Progress;
-use crate::totals::{Accumulator, InodeKey};
 use crate::visit::VisitorBuilder;
 use rustc_hash::FxHashSet;
 
@@ -59,7 +57,7 @@ pub(crate) struct Shared {
 }
 
 /// Directories by (device, inode).
-pub(crate) type DirSet = FxHashSet<InodeKey>;
+pub(crate) type DirSet = FxHashSet<FileId>;
 
 impl Shared {
     pub fn interrupted(&self) -> bool {
@@ -164,11 +162,6 @@ pub(crate) const WINDOW_NAME_BYTES: usize = 8 << 20;
 /// names is full.
 pub(crate) fn window_full(entries: usize, name_bytes: usize) -> bool {
     entries >= WINDOW_ENTRIES || name_bytes >= WINDOW_NAME_BYTES
-}
-
-/// The `DT_*` value for a `st_mode`.
-pub(crate) fn d_type_of(mode: u32) -> u8 {
-    FileType::from_mode(mode).d_type()
 }
 
 /// Reports why a parallel walk was cut short ([`Queue::fail`]: a worker

@@ -20,8 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
-use crate::sys;
-use crate::totals::InodeKey;
+use crate::sys::{self, FileId};
 
 /// Shards of the set: workers insert and look up at once, one short lock
 /// each; 64 keeps two workers (or 32 on a cold cache) off each other.
@@ -29,7 +28,7 @@ pub(crate) const SHARDS: usize = 64;
 
 /// The shard of a table of inodes split in [`SHARDS`] locks that `key`
 /// belongs to.
-pub(crate) fn shard_of(key: &InodeKey) -> usize {
+pub(crate) fn shard_of(key: &FileId) -> usize {
     let mut hasher = FxBuildHasher.build_hasher();
     key.hash(&mut hasher);
     let hash = std::hash::Hasher::finish(&hasher);
@@ -40,7 +39,7 @@ pub(crate) fn shard_of(key: &InodeKey) -> usize {
 /// The hard-linked inodes seen by one walk, shared by its workers.
 #[derive(Debug)]
 pub(crate) struct Links {
-    shards: Box<[Mutex<FxHashSet<InodeKey>>]>,
+    shards: Box<[Mutex<FxHashSet<FileId>>]>,
     /// False until the first insert: a tree without hard links pays one
     /// relaxed load per entry, no lock.
     any: AtomicBool,
@@ -82,12 +81,12 @@ impl Links {
         })
     }
 
-    fn shard(&self, key: &InodeKey) -> &Mutex<FxHashSet<InodeKey>> {
+    fn shard(&self, key: &FileId) -> &Mutex<FxHashSet<FileId>> {
         &self.shards[shard_of(key)]
     }
 
     /// Records an inode with several links, just stat'ed and counted.
-    pub fn insert(&self, key: InodeKey) {
+    pub fn insert(&self, key: FileId) {
         let mut set = self.shard(&key).lock().unwrap_or_else(|p| p.into_inner());
         set.insert(key);
         self.any.store(true, Ordering::Relaxed);
@@ -100,7 +99,7 @@ impl Links {
         if !self.any.load(Ordering::Relaxed) {
             return false;
         }
-        let key = (dev, ino);
+        let key = FileId { dev, ino };
         let hit = self
             .shard(&key)
             .lock()
@@ -223,13 +222,13 @@ mod tests {
             mount_names: Arc::new(mount_point_names(MOUNTINFO)),
         };
         assert!(!links.counted(1, 7, b"a"));
-        links.insert((1, 7));
+        links.insert(FileId { dev: 1, ino: 7 });
         assert!(links.counted(1, 7, b"a"));
         assert!(!links.counted(2, 7, b"a"), "same number, other device");
         assert!(!links.counted(1, 8, b"a"));
         assert!(!links.counted(1, 7, b"hosts"), "a mount point's name");
         for ino in 0..10_000 {
-            links.insert((3, ino));
+            links.insert(FileId { dev: 3, ino });
         }
         assert!((0..10_000).all(|ino| links.counted(3, ino, b"x")));
         assert!(!links.counted(3, 10_000, b"x"));

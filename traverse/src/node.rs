@@ -12,13 +12,10 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::sys::Stat;
+use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
 
 pub(crate) use open::{Cursor, FdBudget};
-
-/// A directory's identity: (device, inode number).
-pub(crate) type DirId = (u64, u64);
 
 /// A directory of the tree: queued, being read, or a parent of queued ones.
 #[derive(Debug)]
@@ -34,7 +31,7 @@ pub(crate) struct DirNode {
     anchor: Option<Arc<OwnedFd>>,
     /// (device, inode), once a stat has told it: for loop detection and
     /// to check a parent reached through `..`.
-    id: OnceLock<DirId>,
+    id: OnceLock<FileId>,
     /// Kept open while subdirectories wait, if the budget allowed.
     fd: Mutex<Option<Arc<OwnedFd>>>,
     /// Subdirectories not yet opened.
@@ -48,7 +45,7 @@ impl DirNode {
     /// The root of a walk: `path`, already opened as `fd` (with
     /// `O_NOFOLLOW | O_DIRECTORY`), whose stat gave `id`; with `tally`
     /// when a breakdown was asked for.
-    pub fn root(path: CString, fd: OwnedFd, id: DirId, tally: Option<Tally>) -> Arc<DirNode> {
+    pub fn root(path: CString, fd: OwnedFd, id: FileId, tally: Option<Tally>) -> Arc<DirNode> {
         Arc::new(DirNode {
             parent: None,
             name: path,
@@ -93,14 +90,14 @@ impl DirNode {
 
     /// Records this directory's identity (a later stat of it, through its
     /// descriptor); the first one recorded stays.
-    pub fn set_id(&self, id: DirId) {
+    pub fn set_id(&self, id: FileId) {
         let _ = self.id.set(id);
     }
 
     /// The nearest of this directory and its ancestors whose identity is
     /// `id`: a directory found again below itself is a loop (a bind mount
     /// of an ancestor), as `find` reports it.
-    pub fn same_as(&self, id: DirId) -> Option<&DirNode> {
+    pub fn same_as(&self, id: FileId) -> Option<&DirNode> {
         let mut cur = Some(self);
         while let Some(node) = cur {
             if node.id.get() == Some(&id) {
@@ -212,7 +209,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let c = CString::new(tmp.path().as_os_str().as_bytes()).unwrap();
         let fd = sys::open_dir(None, &c).unwrap();
-        let mut node = DirNode::root(c, fd, (0, 0), None);
+        let mut node = DirNode::root(c, fd, FileId { dev: 0, ino: 0 }, None);
         for _ in 0..200_000 {
             node = DirNode::child(&node, c"d");
         }

@@ -67,11 +67,6 @@ pub(crate) fn proc_path(fd: &OwnedFd) -> PathBuf {
     PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
-/// The `DT_*` value of a `std` file type.
-pub(crate) fn d_type_of(ft: std::fs::FileType) -> u8 {
-    FileType::from(ft).d_type()
-}
-
 /// The stat of a listed entry: `std`'s metadata, or with `-x` for a
 /// directory a `statx` relative to `dir`, which also gives the mount id
 /// (`-x` stops at bind mounts, which share the device of their source).
@@ -179,7 +174,9 @@ pub(crate) fn walk(
                 if shared.interrupted() {
                     break;
                 }
-                let d_type = entry.file_type().map_or(libc::DT_UNKNOWN, d_type_of);
+                let d_type = entry
+                    .file_type()
+                    .map_or(libc::DT_UNKNOWN, |ft| FileType::from(ft).d_type());
                 if shared.skips(&dir, name.as_bytes(), d_type) {
                     continue;
                 }

@@ -12,6 +12,18 @@ use io_uring_getdents::syscall;
 /// One statx result, written by the kernel (a `uring` walker's STATX).
 pub(crate) type StatxBuf = std::cell::UnsafeCell<MaybeUninit<libc::statx>>;
 
+/// A file's identity: the device it is on and its inode number there
+/// (`st_dev`, `st_ino`). An inode number is unique only within one
+/// filesystem, so both are needed to tell two files apart across mounts.
+/// It keys the directories of loop detection and of `count_once`, and the
+/// hard-linked inodes counted once; `tokio-uring-getdents` has the same
+/// `FileId`. Hashes as the pair `(dev, ino)` would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
 /// What a walker needs from a stat, whichever call produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stat {
@@ -82,9 +94,12 @@ impl Time {
 }
 
 impl Stat {
-    /// (device, inode): what identifies a directory.
-    pub fn id(&self) -> (u64, u64) {
-        (self.dev, self.ino)
+    /// The file's identity (device, inode).
+    pub fn id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+        }
     }
 
     /// Whether this directory may be one of its ancestors: a mount root

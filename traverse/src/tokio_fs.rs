@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use crate::engine::{window_full, Shared, Worker};
 use crate::error::{Error, Op};
 use crate::node::{Cursor, DirNode};
-use crate::stdfs::{c_name, d_type_of, open_proc, proc_path, stat_by_statx};
+use crate::stdfs::{c_name, open_proc, proc_path, stat_by_statx};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
 use crate::visit::{Entry, Metadata, Visitor, VisitorBuilder};
@@ -169,7 +169,10 @@ async fn read_dir(
             if shared.interrupted() {
                 break;
             }
-            let d_type = entry.file_type().await.map_or(libc::DT_UNKNOWN, d_type_of);
+            let d_type = entry
+                .file_type()
+                .await
+                .map_or(libc::DT_UNKNOWN, |ft| FileType::from(ft).d_type());
             if shared.skips(&dir, name.as_bytes(), d_type) {
                 continue;
             }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustc_hash::FxHashMap;
 use std::ops::AddAssign;
 
-use crate::sys::Stat;
+use crate::sys::{FileId, Stat};
 
 /// The totals of one tree: counts by type, sizes, and errors.
 ///
@@ -101,9 +101,6 @@ pub(crate) fn disk_bytes(blocks: u64) -> u128 {
     u128::from(blocks) * 512
 }
 
-/// An inode: (device, inode number).
-pub(crate) type InodeKey = (u64, u64);
-
 /// One worker's running totals. Workers never share one, so counting takes
 /// no lock; hard-linked inodes are kept aside with their sizes and counted
 /// once when the workers' accumulators are merged.
@@ -113,11 +110,11 @@ pub(crate) struct Accumulator {
     /// Fx rather than std's SipHash: the keys are inode numbers, not
     /// attacker-chosen, and hashing them was 9 % of a warm walk of a tree
     /// of hard links.
-    links: FxHashMap<InodeKey, (u64, u64)>,
+    links: FxHashMap<FileId, (u64, u64)>,
     count_links: bool,
     /// With [`Config::count_once`](crate::config::Config): the directories
     /// counted, for the roots after this one.
-    pub dirs: Vec<InodeKey>,
+    pub dirs: Vec<FileId>,
 }
 
 impl Accumulator {
@@ -140,7 +137,7 @@ impl Accumulator {
         self.totals.add_kind(st.mode);
         // du keeps one record per hard-linked inode.
         if !self.count_links && st.is_hard_linked() {
-            self.links.insert((st.dev, st.ino), (st.size, st.blocks));
+            self.links.insert(st.id(), (st.size, st.blocks));
         } else {
             self.totals.add_sizes(st.size, st.blocks);
         }
@@ -166,7 +163,7 @@ impl Accumulator {
     /// The final totals: each hard-linked inode not in `seen` (inodes
     /// counted under earlier roots, as du does for several arguments) is
     /// added once and recorded in `seen`.
-    pub fn finish(mut self, seen: &mut HashSet<InodeKey>) -> Totals {
+    pub fn finish(mut self, seen: &mut HashSet<FileId>) -> Totals {
         for (key, (size, blocks)) in self.links {
             if seen.insert(key) {
                 self.totals.add_sizes(size, blocks);

@@ -14,14 +14,14 @@ use io_uring_getdents::dirent::FileType;
 use crate::breakdown::{Breakdown, DirVisitor};
 use crate::config::{Config, Engine, UringUnavailable};
 use crate::dispatch;
-use crate::engine::{self, DirSet, Shared};
+use crate::engine::{DirSet, Shared};
 use crate::error::{Error, Op};
 use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::spare::Spares;
-use crate::sys;
+use crate::sys::{self, FileId};
 use crate::tally::Tally;
-use crate::totals::{Accumulator, InodeKey, Progress, Totals};
+use crate::totals::{Accumulator, Progress, Totals};
 use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
 
 /// The result of walking one root.
@@ -53,7 +53,7 @@ pub struct Walk {
     pub(crate) fallback: Option<UringUnavailable>,
     pub(crate) limit: u64,
     pub(crate) interrupt: Arc<AtomicBool>,
-    pub(crate) seen: Mutex<HashSet<InodeKey>>,
+    pub(crate) seen: Mutex<HashSet<FileId>>,
     /// With `count_once`: the directories counted by the runs so far.
     /// Shared with a run's workers, and grown (unshared again) after it.
     pub(crate) dirs_seen: Mutex<Arc<DirSet>>,
@@ -325,7 +325,7 @@ impl Walk {
             acc.dirs.push(st.id());
         }
         if self.config.counts_types_only() {
-            acc.add_type(engine::d_type_of(st.mode));
+            acc.add_type(FileType::from_mode(st.mode).d_type());
         } else {
             acc.add(&st);
         }

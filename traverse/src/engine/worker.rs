@@ -11,15 +11,15 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
-use super::{d_type_of, DirSet, Shared};
+use super::{DirSet, Shared};
 use crate::breakdown::Breakdown;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::file_totals::FileTotals;
 use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode};
-use crate::sys::Stat;
-use crate::totals::{Accumulator, InodeKey, Totals};
+use crate::sys::{FileId, Stat};
+use crate::totals::{Accumulator, Totals};
 use crate::visit::{Entry, Visitor};
 
 /// One worker: its own totals and visitor.
@@ -222,7 +222,9 @@ impl<'v> Worker<'v> {
         self.entry_path.clear();
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
-        let file_type = FileType::from_d_type(st.map_or(d_type, |st| d_type_of(st.mode)));
+        let file_type = st.map_or(FileType::from_d_type(d_type), |st| {
+            FileType::from_mode(st.mode)
+        });
         let path = Path::new(OsStr::from_bytes(&self.entry_path));
         let st = st.filter(|_| shared.config.list_metadata);
         self.visitor
@@ -245,7 +247,7 @@ impl<'v> Worker<'v> {
     /// `key` already stat'ed under another name (from `d_ino`, see
     /// [`crate::links`]): by its `d_type`, and with a breakdown, as a name
     /// of that inode.
-    pub fn known_link(&mut self, shared: &Shared, name: &[u8], d_type: u8, key: InodeKey) {
+    pub fn known_link(&mut self, shared: &Shared, name: &[u8], d_type: u8, key: FileId) {
         self.entry(shared, name, d_type, None);
         if self.breakdown.is_some() {
             self.build_dir_path();
@@ -309,7 +311,7 @@ impl<'v> Worker<'v> {
             Some(st) if shared.config.one_file_system && shared.crosses(st) => {
                 // A mount point: `find -xdev` lists it and `du -x` leaves
                 // out its size; neither descends.
-                self.acc.add_type(d_type_of(st.mode));
+                self.acc.add_type(FileType::from_mode(st.mode).d_type());
                 if self.breakdown.is_some() {
                     self.here.add_kind(st.mode);
                     if self.breakdown.as_ref().is_some_and(|b| b.ncdu) {
@@ -323,7 +325,7 @@ impl<'v> Worker<'v> {
                     self.acc.dirs.push(st.id());
                 }
                 if shared.config.counts_types_only() {
-                    self.acc.add_type(d_type_of(st.mode));
+                    self.acc.add_type(FileType::from_mode(st.mode).d_type());
                 } else {
                     self.acc.add(st);
                     // A subdirectory's own size is counted in its own

@@ -295,7 +295,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::node::DirId;
+    use crate::sys::FileId;
 
     thread_local! {
         /// The names the test opener was asked for, in order.
@@ -318,9 +318,12 @@ mod tests {
     }
 
     /// The (device, inode) of `path`, as `DirNode` records it.
-    fn id_of(path: &Path) -> DirId {
+    fn id_of(path: &Path) -> FileId {
         let meta = fs::symlink_metadata(path).unwrap();
-        (meta.dev(), meta.ino())
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
     }
 
     fn root_of(path: &Path) -> Arc<DirNode> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::engine::{Shared, Worker};
 use crate::links::Links;
 use crate::node::{DirNode, Ent};
-use crate::sys;
+use crate::sys::{self, FileId};
 
 use super::Work;
 
@@ -60,7 +60,7 @@ pub(super) fn stat_entries(
             if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
                 && links.counted(dev, ent.ino, name)
             {
-                worker.known_link(shared, name, ent.d_type, (dev, ent.ino));
+                worker.known_link(shared, name, ent.d_type, FileId { dev, ino: ent.ino });
                 continue;
             }
         }
@@ -69,7 +69,7 @@ pub(super) fn stat_entries(
                 Ok(st) => {
                     if let Some((links, _)) = links {
                         if st.is_hard_linked() {
-                            links.insert((st.dev, st.ino));
+                            links.insert(st.id());
                         }
                     }
                     Some(st)

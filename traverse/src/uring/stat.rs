@@ -3,6 +3,7 @@
 //! directory ended.
 
 use super::*;
+use crate::sys::FileId;
 
 impl Walker<'_> {
     /// The directory `ai` is read: its entries go to the stat phase, in
@@ -189,7 +190,7 @@ impl Walker<'_> {
                 {
                     self.focus(ai);
                     self.worker
-                        .known_link(shared, name, ent.d_type, (dev, ent.ino));
+                        .known_link(shared, name, ent.d_type, FileId { dev, ino: ent.ino });
                     continue;
                 }
             }
@@ -275,7 +276,7 @@ impl Walker<'_> {
             Ok(st) => {
                 if let (Some(links), Some(_)) = (&self.pool.links, batch.link_dev) {
                     if st.is_hard_linked() {
-                        links.insert((st.dev, st.ino));
+                        links.insert(st.id());
                     }
                 }
                 let d_type = batch.ents[i].d_type;
