@@ -206,14 +206,7 @@ fn uring_ls(path: &Path, many: bool) -> io::Result<(u64, u64)> {
                 _ => '-',
             };
             let ids = (meta.uid(), meta.gid());
-            line(
-                &mut out,
-                kind,
-                meta.mode(),
-                meta.nlink().into(),
-                ids,
-                meta.size(),
-            );
+            line(&mut out, kind, meta.mode(), meta.nlink(), ids, meta.size());
             let mtime = meta
                 .modified()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());

@@ -200,9 +200,10 @@ impl Metadata {
         self.rdev
     }
 
-    /// Number of hard links.
-    pub fn nlink(&self) -> u32 {
-        self.nlink
+    /// Number of hard links, as a `u64` like `std`'s
+    /// [`MetadataExt::nlink`](std::os::unix::fs::MetadataExt::nlink).
+    pub fn nlink(&self) -> u64 {
+        u64::from(self.nlink)
     }
 
     /// Type and permission bits (`st_mode`).
