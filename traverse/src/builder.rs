@@ -78,7 +78,8 @@ impl WalkBuilder {
     }
 
     /// The engine.
-    pub fn engine(&mut self, engine: Engine) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn engine(mut self, engine: Engine) -> WalkBuilder {
         self.engine = engine;
         self
     }
@@ -89,13 +90,15 @@ impl WalkBuilder {
     /// starts with one thread per CPU and adds threads (up to 16 per CPU)
     /// while its work waits for the disk; the uring engine likewise, up to
     /// 8 per CPU.
-    pub fn jobs(&mut self, jobs: usize) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn jobs(mut self, jobs: usize) -> WalkBuilder {
         self.jobs = Some(jobs.max(1));
         self
     }
 
     /// Count the size of a hard-linked inode for every link (`du -l`).
-    pub fn count_links(&mut self, yes: bool) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn count_links(mut self, yes: bool) -> WalkBuilder {
         self.count_links = yes;
         self
     }
@@ -127,13 +130,15 @@ impl WalkBuilder {
     /// [`Walk::run_next`]: crate::Walk::run_next
     /// [`Walk::run_dirs`]: crate::Walk::run_dirs
     /// [`Walk::run`]: crate::Walk::run
-    pub fn count_once(&mut self, yes: bool) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn count_once(mut self, yes: bool) -> WalkBuilder {
         self.count_once = yes;
         self
     }
 
     /// Skip entries on another filesystem than the root's (`du -x`).
-    pub fn one_file_system(&mut self, yes: bool) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn one_file_system(mut self, yes: bool) -> WalkBuilder {
         self.one_file_system = yes;
         self
     }
@@ -142,7 +147,8 @@ impl WalkBuilder {
     /// entry only when its directory entry has no type (or, with
     /// [`one_file_system`](Self::one_file_system), when it is a
     /// directory). The totals then hold counts but no sizes.
-    pub fn list(&mut self, yes: bool) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn list(mut self, yes: bool) -> WalkBuilder {
         self.list = yes;
         self
     }
@@ -170,7 +176,8 @@ impl WalkBuilder {
     /// assert!(summary.totals.bytes >= 5);
     /// # Ok::<_, std::io::Error>(())
     /// ```
-    pub fn list_metadata(&mut self, yes: bool) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn list_metadata(mut self, yes: bool) -> WalkBuilder {
         self.list_metadata = yes;
         self
     }
@@ -180,14 +187,16 @@ impl WalkBuilder {
     /// filesystems that lay inodes out in order. The `threads` engine sorts
     /// only when the first entries it stats block (a cold cache); on a warm
     /// one the sort would only cost CPU.
-    pub fn inode_order(&mut self, threshold: Option<usize>) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn inode_order(mut self, threshold: Option<usize>) -> WalkBuilder {
         self.inode_order = threshold;
         self
     }
 
     /// A flag that stops the walk when set (a SIGINT handler sets it);
     /// the summary is then marked partial.
-    pub fn interrupt(&mut self, flag: Arc<AtomicBool>) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn interrupt(mut self, flag: Arc<AtomicBool>) -> WalkBuilder {
         self.interrupt = Some(flag);
         self
     }
@@ -207,7 +216,8 @@ impl WalkBuilder {
     /// assert!(traverse::WalkBuilder::new().exclude("[z").is_err());
     /// # Ok::<_, std::io::Error>(())
     /// ```
-    pub fn exclude(&mut self, pattern: &str) -> std::io::Result<&mut WalkBuilder> {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn exclude(mut self, pattern: &str) -> std::io::Result<WalkBuilder> {
         let invalid = |e: globset::Error| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -257,7 +267,8 @@ impl WalkBuilder {
     /// assert_eq!(walk.totals(dir.path()).totals.files, 2);
     /// # Ok::<_, std::io::Error>(())
     /// ```
-    pub fn filter_entry<F>(&mut self, filter: F) -> &mut WalkBuilder
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn filter_entry<F>(mut self, filter: F) -> WalkBuilder
     where
         F: Fn(&FilterEntry<'_>) -> bool + Send + Sync + 'static,
     {
@@ -290,7 +301,8 @@ impl WalkBuilder {
     /// assert_eq!(totals(4), (4, 2)); // everything
     /// # Ok::<_, std::io::Error>(())
     /// ```
-    pub fn max_depth(&mut self, depth: usize) -> &mut WalkBuilder {
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn max_depth(mut self, depth: usize) -> WalkBuilder {
         self.max_depth = Some(depth);
         self
     }

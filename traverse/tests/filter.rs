@@ -118,10 +118,9 @@ fn reference(root: &Path, filter: bool, max_depth: Option<usize>) -> Found {
 
 /// A walk with the tests' filter when `filter`, and `max_depth`.
 fn builder(engine: Engine, jobs: usize, filter: bool, max_depth: Option<usize>) -> WalkBuilder {
-    let mut builder = WalkBuilder::new();
-    builder.engine(engine).jobs(jobs);
+    let mut builder = WalkBuilder::new().engine(engine).jobs(jobs);
     if filter {
-        builder.filter_entry(|e| {
+        builder = builder.filter_entry(|e| {
             let ft = e.file_type();
             keep(
                 e.name(),
@@ -132,7 +131,7 @@ fn builder(engine: Engine, jobs: usize, filter: bool, max_depth: Option<usize>) 
         });
     }
     if let Some(max) = max_depth {
-        builder.max_depth(max);
+        builder = builder.max_depth(max);
     }
     builder
 }

@@ -180,12 +180,14 @@ impl DirBuilder {
 
     /// Bytes per read. Clamped to [`MIN_BUFFER_SIZE`]..=`i32::MAX`. The
     /// buffer is allocated on the first read and reused by every later one.
+    #[must_use = "a setter returns the changed builder, which does nothing until it opens a directory"]
     pub fn buffer_size(mut self, bytes: usize) -> DirBuilder {
         self.buffer_size = bytes.clamp(MIN_BUFFER_SIZE, i32::MAX as usize);
         self
     }
 
     /// The backend to read with.
+    #[must_use = "a setter returns the changed builder, which does nothing until it opens a directory"]
     pub fn backend(mut self, choice: BackendChoice) -> DirBuilder {
         self.backend = choice;
         self
@@ -219,6 +221,7 @@ impl DirBuilder {
     /// std::fs::remove_dir_all(&tmp)?;
     /// # Ok::<_, std::io::Error>(())
     /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until it opens a directory"]
     pub fn nofollow(mut self, refuse_links: bool) -> DirBuilder {
         self.nofollow = refuse_links;
         self
@@ -272,6 +275,7 @@ impl DirBuilder {
     /// })?;
     /// # Ok::<_, std::io::Error>(())
     /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until it opens a directory"]
     pub fn entry_metadata(mut self, mask: u32) -> DirBuilder {
         self.metadata = Some(mask);
         self.metadata_only_plus = false;
@@ -280,6 +284,7 @@ impl DirBuilder {
 
     /// [`entry_metadata`](DirBuilder::entry_metadata) where readdirplus
     /// brings it, nothing elsewhere.
+    #[must_use = "a setter returns the changed builder, which does nothing until it opens a directory"]
     pub(crate) fn entry_metadata_if_plus(mut self, mask: u32) -> DirBuilder {
         self.metadata = Some(mask);
         self.metadata_only_plus = true;

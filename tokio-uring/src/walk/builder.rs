@@ -111,6 +111,7 @@ impl WalkBuilder {
     /// [`nofollow`](DirBuilder::nofollow) to refuse a root that is a
     /// symbolic link. Directories below the root inherit the buffer size
     /// and backend and are always opened without following links.
+    #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn dir_builder(mut self, dir: DirBuilder) -> WalkBuilder {
         self.dir = dir;
         self
@@ -119,6 +120,7 @@ impl WalkBuilder {
     /// The most directory descriptors the walk holds at once (at least 3).
     /// Descriptors the rest of the process uses are not counted: keep this
     /// below `ulimit -n` minus those.
+    #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn max_open(mut self, descriptors: usize) -> WalkBuilder {
         self.max_open = descriptors.max(3);
         self
@@ -127,6 +129,7 @@ impl WalkBuilder {
     /// The most directories being opened or read at once (at least 1; also
     /// limited to a quarter of [`max_open`](Self::max_open), so that
     /// parents can stay open).
+    #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn concurrency(mut self, directories: usize) -> WalkBuilder {
         self.concurrency = directories.max(1);
         self
@@ -134,6 +137,7 @@ impl WalkBuilder {
 
     /// Entries deeper than `depth` are not yielded (the root is depth 0,
     /// its entries depth 1); directories at `depth` are not opened.
+    #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn max_depth(mut self, depth: usize) -> WalkBuilder {
         self.max_depth = depth;
         self
@@ -145,6 +149,7 @@ impl WalkBuilder {
     /// removed in between) comes as an error instead. Where the kernel
     /// has readdirplus, the metadata comes with each directory's reads
     /// ([`DirBuilder::entry_metadata`]) and no call is made per entry.
+    #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn statx(mut self, mask: u32) -> WalkBuilder {
         self.mask = Some(mask);
         self
@@ -157,6 +162,7 @@ impl WalkBuilder {
     /// the blocking threads that read the directories (the root's call
     /// excepted), so that a directory is never opened before the filter
     /// has seen it. A panic in it comes out of the stream's next poll.
+    #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn filter(
         mut self,
         filter: impl FnMut(&WalkEntry) -> Visit + Send + 'static,

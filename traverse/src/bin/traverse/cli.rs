@@ -324,21 +324,22 @@ impl Opts {
         } else {
             Output::Human
         };
-        let mut walk = WalkBuilder::new();
-        walk.engine(self.engine)
+        let mut walk = WalkBuilder::new()
+            .engine(self.engine)
             .count_links(self.count_links)
             .one_file_system(self.one_file_system)
             .list(self.list)
             // Every inode once per invocation, as du counts it.
             .count_once(self.paths.len() > 1);
         if let Some(jobs) = self.jobs {
-            walk.jobs(jobs as usize);
+            walk = walk.jobs(jobs as usize);
         }
         if self.no_inode_order {
-            walk.inode_order(None);
+            walk = walk.inode_order(None);
         }
         for pattern in &self.exclude {
-            walk.exclude(pattern)
+            walk = walk
+                .exclude(pattern)
                 .map_err(|e| format!("--exclude: {e}"))?;
         }
         if self.top.is_some() && self.max_depth.is_some() && !self.tree {

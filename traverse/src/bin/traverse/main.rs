@@ -50,9 +50,7 @@ fn run(config: Config) -> ExitCode {
     if let Err(e) = on_sigint(Arc::clone(&interrupt)) {
         eprintln!("traverse: cannot handle SIGINT: {e}");
     }
-    let mut builder = config.walk;
-    builder.interrupt(Arc::clone(&interrupt));
-    let walk = builder.build();
+    let walk = config.walk.interrupt(Arc::clone(&interrupt)).build();
     if let Some(why) = walk.fallback() {
         eprintln!("traverse: io_uring engine unavailable ({why}); using the threads engine");
     }
