@@ -1,12 +1,15 @@
 //! What every engine shares: the walk's settings and shared state
 //! ([`Shared`]: what to stat, skip, read and descend into), the window a
-//! directory is read in, and the report of a walk cut short. One worker's
-//! state and its per-entry rule are in [`worker`].
+//! directory is read in, the parallel engines' units of work and the
+//! report of a walk cut short. One worker's state and its per-entry rule
+//! are in [`worker`]; the end of a directory read in parts in [`parts`].
 
+mod parts;
 mod worker;
 
 use std::ffi::OsStr;
 use std::io;
+use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +29,7 @@ use crate::totals::Progress;
 use crate::visit::VisitorBuilder;
 use rustc_hash::FxHashSet;
 
+pub(crate) use parts::Parts;
 pub(crate) use worker::Worker;
 
 /// The settings and shared state of one root's walk.
@@ -162,6 +166,24 @@ pub(crate) const WINDOW_NAME_BYTES: usize = 8 << 20;
 /// names is full.
 pub(crate) fn window_full(entries: usize, name_bytes: usize) -> bool {
     entries >= WINDOW_ENTRIES || name_bytes >= WINDOW_NAME_BYTES
+}
+
+/// Entries per chunk of a large directory handed to another worker.
+pub(crate) const CHUNK: usize = 2048;
+
+/// A unit of work of a parallel engine, whose batch of a large
+/// directory's entries is a `B`.
+pub(crate) enum Work<B> {
+    /// Read this directory (on this device, if known) and stat its entries.
+    Dir(Arc<DirNode>, Option<u64>),
+    /// The same for a subdirectory not counted yet: its `d_type` said
+    /// directory, so it is stat'ed through its descriptor once open (no
+    /// name lookup, no wait for a stat by name) rather than by name in its
+    /// parent.
+    Subdir(Arc<DirNode>),
+    /// Stat these entries of a large directory, a chunk its reader shared
+    /// out.
+    Chunk(Arc<B>, Range<usize>),
 }
 
 /// Reports why a parallel walk was cut short ([`Queue::fail`]: a worker

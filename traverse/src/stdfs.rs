@@ -146,8 +146,7 @@ pub(crate) fn walk(
             Ok(fd) => fd,
             Err(cause) => {
                 worker.dir_error(Op::Open, cause);
-                worker.leave(shared);
-                shared.read_done(&dir);
+                worker.end_dir(shared);
                 continue;
             }
         };
@@ -199,8 +198,7 @@ pub(crate) fn walk(
         }
         // Single thread: no child is opened before this runs.
         dir.keep(fd, children, &shared.budget);
-        worker.leave(shared);
-        shared.read_done(&dir);
+        worker.end_dir(shared);
     }
     worker.into_accumulator()
 }

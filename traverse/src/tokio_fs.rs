@@ -122,8 +122,7 @@ async fn read_dir(
         Ok(fd) => fd,
         Err(cause) => {
             worker.dir_error(Op::Open, cause);
-            worker.leave(&shared);
-            shared.read_done(&dir);
+            worker.end_dir(&shared);
             return (worker.into_accumulator(), children);
         }
     };
@@ -204,8 +203,7 @@ async fn read_dir(
         }
     }
     dir.keep(fd, children.len(), &shared.budget);
-    worker.leave(&shared);
-    shared.read_done(&dir);
+    worker.end_dir(&shared);
     (worker.into_accumulator(), children)
 }
 

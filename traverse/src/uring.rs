@@ -29,7 +29,6 @@
 use std::cell::UnsafeCell;
 use std::io;
 use std::mem::MaybeUninit;
-use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,7 +43,9 @@ use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::plus::DirentPlusIter;
 use io_uring_getdents::syscall::{getdents64, seek_dir};
 
-use crate::engine::{report_failure, window_full, Shared, Worker, WINDOW_ENTRIES};
+use crate::engine::{
+    self, report_failure, window_full, Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES,
+};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
@@ -107,9 +108,6 @@ const READ_BUF: usize = 1 << 20;
 /// Bytes per GETDENTS read; each directory being read holds one.
 const GETDENTS_BUF: usize = 64 * 1024;
 
-/// Entries per chunk of a large directory handed to another worker.
-const CHUNK: usize = 2048;
-
 /// A directory read (`getdents64` to the end) slower than this that also
 /// blocked means the disk is being read: the cache is cold. A warm read
 /// of a directory of a few thousand entries takes tens of microseconds.
@@ -136,17 +134,8 @@ pub(crate) fn available() -> Result<(), &'static RingError> {
     io_uring_getdents::detect::io_uring_usable()
 }
 
-/// A unit of work.
-enum Work {
-    /// Read this directory (on this device, if known) and stat its entries.
-    Dir(Arc<DirNode>, Option<u64>),
-    /// A subdirectory not stat'ed yet: counted through its descriptor once
-    /// open, then read as a [`Work::Dir`]. Its read starts as soon as its
-    /// parent's listing names it, without waiting for a STATX by name.
-    Subdir(Arc<DirNode>),
-    /// Stat these entries of a large directory read by another worker.
-    Chunk(Arc<Batch>, Range<usize>),
-}
+/// A unit of work of this engine.
+type Work = engine::Work<Batch>;
 
 /// A directory's entries, once read.
 struct Batch {
@@ -159,10 +148,9 @@ struct Batch {
     stats: Vec<PlusStat>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
-    /// Parts not yet done: the reader's own and the chunks handed out;
-    /// the last one drops the directory's hold ([`DirNode::hold`]). Shared
-    /// by the batches of every window of a directory read in windows.
-    left: Arc<AtomicUsize>,
+    /// The directory's parts not done yet: its reader's own and the chunks
+    /// handed out (of every window of a directory read in windows).
+    parts: Parts,
 }
 
 /// A directory in flight on one worker.
@@ -208,9 +196,8 @@ struct Reading {
     /// The window is full ([`window_full`]) before the directory ended:
     /// its entries are counted, then the reading goes on.
     more: bool,
-    /// For a window after the first: the directory's parts left, already
-    /// held.
-    left: Option<Arc<AtomicUsize>>,
+    /// For a window after the first: the directory's parts, already held.
+    parts: Option<Parts>,
 }
 
 /// An entry's statx from readdirplus, or the errno `statx` of its name

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
-use super::{DirSet, Shared};
+use super::{DirSet, Parts, Shared};
 use crate::breakdown::Breakdown;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
@@ -37,8 +37,7 @@ pub(crate) struct Worker<'v> {
     seen: u64,
     bytes_before: u128,
     /// With a breakdown: what was counted in the current directory since
-    /// [`enter`](Self::enter), added to its tally on
-    /// [`leave`](Self::leave).
+    /// [`enter`](Self::enter), added to its tally when it is left.
     breakdown: Option<Arc<Breakdown>>,
     here: Totals,
     /// With an ncdu export: the current directory's entries, and whether
@@ -76,9 +75,31 @@ impl<'v> Worker<'v> {
         self.bytes_before = self.acc.totals.bytes;
     }
 
-    /// Ends the current directory: publishes its progress, and with a
-    /// breakdown adds what was counted to its tally.
+    /// Leaves the current directory, read whole by this worker, and ends
+    /// its reading ([`Shared::read_done`]) once what was counted is in its
+    /// tally.
+    pub fn end_dir(&mut self, shared: &Shared) {
+        if let Some(dir) = self.leave_dir(shared) {
+            shared.read_done(&dir);
+        }
+    }
+
+    /// Leaves the current directory, one of its `parts` done: the last
+    /// part ends it, once what was counted is in its tally.
+    pub fn end_part(&mut self, shared: &Shared, parts: &Parts) {
+        self.leave(shared);
+        parts.done(shared);
+    }
+
+    /// Leaves the current directory without ending it: its reading goes
+    /// on, later or in other parts.
     pub fn leave(&mut self, shared: &Shared) {
+        self.leave_dir(shared);
+    }
+
+    /// Leaves the current directory: publishes its progress, and with a
+    /// breakdown adds what was counted to its tally; returns it.
+    fn leave_dir(&mut self, shared: &Shared) -> Option<Arc<DirNode>> {
         let bytes = self.acc.totals.bytes - self.bytes_before;
         shared
             .progress
@@ -94,7 +115,7 @@ impl<'v> Worker<'v> {
             self.here_ncdu.clear();
             self.here_failed = false;
         }
-        self.dir = None;
+        self.dir.take()
     }
 
     /// With a breakdown: counts a stat'ed entry `name` (the current

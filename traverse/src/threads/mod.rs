@@ -17,13 +17,12 @@
 mod entry;
 mod reader;
 
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
-use crate::engine::{report_failure, Shared, Worker};
+use crate::engine::{self, report_failure, Shared, Worker};
 use crate::links::Links;
 use crate::node::DirNode;
 use crate::queue::Queue;
@@ -209,7 +208,7 @@ fn work<'scope, 'env>(
         let entries = match work {
             Work::Dir(dir, dev) => reader.read(&mut worker, pool, &dir, Counted::Yes(dev), &grow),
             Work::Subdir(dir) => reader.read(&mut worker, pool, &dir, Counted::No, &grow),
-            Work::Stat(batch, range) => reader.stat_chunk(&mut worker, pool, &batch, range),
+            Work::Chunk(batch, range) => reader.stat_chunk(&mut worker, pool, &batch, range),
         };
         // Slow and blocked (not merely preempted by a busy machine):
         // waiting for the disk.
@@ -269,14 +268,5 @@ impl Pool<'_> {
     }
 }
 
-/// A unit of work.
-enum Work {
-    /// Read this directory (on this device, if known) and stat its entries.
-    Dir(Arc<DirNode>, Option<u64>),
-    /// The same for a subdirectory not counted yet: its `d_type` said
-    /// directory, so it is stat'ed through its descriptor once open (no
-    /// name lookup) rather than by name in its parent.
-    Subdir(Arc<DirNode>),
-    /// Stat these entries of a large directory.
-    Stat(Arc<Batch>, Range<usize>),
-}
+/// A unit of work of this engine.
+type Work = engine::Work<Batch>;

@@ -7,13 +7,12 @@ mod chunks;
 
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{window_full, Shared, Worker};
+use crate::engine::{window_full, Parts, Shared, Worker, CHUNK};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{Cursor, DirNode, Ent};
@@ -24,7 +23,7 @@ use super::entry::{stat_entries, Listing};
 use super::{Pool, Work};
 
 pub(super) use chunks::Batch;
-use chunks::{share_chunks, Order, CHUNK};
+use chunks::{share_chunks, Order};
 
 /// Bytes per `getdents64` call: a directory of up to ~30 000 entries is
 /// read in one call (peers use 32 KiB, about 1 000 entries).
@@ -60,9 +59,9 @@ struct Progress {
     first: usize,
     /// How many entries the probe stat'ed.
     probed: usize,
-    /// Once the directory is split among workers: its chunks not done
-    /// yet, plus one for this reader (see [`Batch::left`]).
-    split: Option<Arc<AtomicUsize>>,
+    /// Once the directory is split among workers: its parts, this
+    /// reader's and its chunks.
+    split: Option<Parts>,
     /// Entries read.
     read: usize,
 }
@@ -119,8 +118,7 @@ impl Reader {
         let shared = pool.shared;
         worker.enter(dir);
         let Some((fd, dev)) = self.open(worker, shared, dir, counted) else {
-            worker.leave(shared);
-            shared.read_done(dir);
+            worker.end_dir(shared);
             return 0;
         };
         let links =
@@ -275,27 +273,24 @@ impl Reader {
         let shared = pool.shared;
         let len = self.ents.len();
         let first = self.order_rest(worker, shared, &listing, &mut progress);
-        let left = match progress.split {
-            Some(left) => left,
+        let parts = match progress.split {
+            Some(parts) => parts,
             None if !may_split || len - first <= CHUNK => {
                 self.stat_here(worker, shared, &listing, first..len);
                 let Open { dir, fd, .. } = listing;
                 dir.keep(fd, self.children.len(), &shared.budget);
-                worker.leave(shared);
-                shared.read_done(dir);
+                worker.end_dir(shared);
                 return progress.read;
             }
-            None => {
-                listing.dir.hold(Arc::clone(&listing.fd), &shared.budget);
-                Arc::new(AtomicUsize::new(1))
-            }
+            None => Parts::hold(listing.dir, Arc::clone(&listing.fd), &shared.budget),
         };
         // The rest of a large directory: other workers take all chunks but
-        // the first, which this reader stats on its share of `left`.
-        let batch = self.batch(&listing, &left);
+        // the first, which this reader stats as its own part.
+        let batch = self.batch(&listing, &parts);
         let own = first..(first + CHUNK).min(len);
         share_chunks(pool, &batch, own.end);
         grow();
+        // Its part goes on in `stat_chunk`: left here, not ended.
         worker.leave(shared);
         // What this unit stat'ed: the probe and its chunk (the slow-unit
         // rule compares its time with that).

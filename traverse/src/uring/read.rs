@@ -52,8 +52,7 @@ impl<'p> Walker<'p> {
                     Some(Err(cause)) => self.worker.dir_error(Op::Stat, cause),
                     None => self.worker.dir_error(Op::Open, cause),
                 }
-                self.worker.leave(shared);
-                shared.read_done(&dir);
+                self.worker.end_dir(shared);
                 return;
             }
         };
@@ -68,8 +67,7 @@ impl<'p> Walker<'p> {
                 let dev = match sys::fstatx(fd.as_fd(), shared.config.statx_mask()) {
                     Ok(st) => {
                         if !self.worker.opened_dir(shared, &st) {
-                            self.worker.leave(shared);
-                            shared.read_done(&dir);
+                            self.worker.end_dir(shared);
                             return;
                         }
                         self.worker.count_stat(&st);
@@ -102,7 +100,7 @@ impl<'p> Walker<'p> {
                 submitted: Instant::now(),
                 done: false,
                 more: false,
-                left: None,
+                parts: None,
             };
             let ai = self.insert(Active {
                 dir,
@@ -138,7 +136,7 @@ impl<'p> Walker<'p> {
                 submitted: Instant::now(),
                 done: true,
                 more,
-                left: None,
+                parts: None,
             }),
             pending: 0,
         });

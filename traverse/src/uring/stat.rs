@@ -24,7 +24,7 @@ impl Walker<'_> {
             buf,
             offset,
             more,
-            left,
+            parts,
             ..
         } = r;
         // Readdirplus stat'ed them already: no order makes that cheaper.
@@ -37,15 +37,13 @@ impl Walker<'_> {
         // (counted in with `add_children`), not when the whole directory
         // is done, so a cold walk reads it while its parent's other stats
         // are in flight.
-        let left = left.unwrap_or_else(|| {
-            active.dir.hold(Arc::clone(&fd), &shared.budget);
-            Arc::new(AtomicUsize::new(1))
-        });
+        let parts =
+            parts.unwrap_or_else(|| Parts::hold(&active.dir, Arc::clone(&fd), &shared.budget));
         let resume = more.then(|| Resume {
             fd: Arc::clone(&fd),
             link_dev,
             offset,
-            left: Arc::clone(&left),
+            parts: parts.clone(),
             plus,
         });
         active.phase = Phase::Stating {
@@ -56,7 +54,7 @@ impl Walker<'_> {
                 ents,
                 stats,
                 link_dev,
-                left,
+                parts,
             }),
             next: 0,
             end,
@@ -142,14 +140,14 @@ impl Walker<'_> {
         // its window itself before it reads on: a directory read faster
         // than it is stat'ed (one that never ends) then keeps about two
         // windows in memory, not one more per read.
-        let backlog = batch.left.load(Ordering::Acquire) * CHUNK >= WINDOW_ENTRIES;
+        let backlog = batch.parts.left() * CHUNK >= WINDOW_ENTRIES;
         let shareable = *end - *next > 2 * CHUNK && !shared.config.list && !backlog;
         // Work another walker could take if one waited: one may be due.
         self.shareable |= shareable;
         if shareable && pool.queue.hungry() > 0 {
             let own_end = *next + CHUNK;
             let starts: Vec<usize> = (own_end..*end).step_by(CHUNK).collect();
-            batch.left.fetch_add(starts.len(), Ordering::AcqRel);
+            batch.parts.add(starts.len());
             let last = *end;
             pool.queue.share(
                 starts
@@ -313,6 +311,7 @@ impl Walker<'_> {
                 return;
             }
         }
+        // Left first: this part's totals go to the tally before it ends.
         if self.current == Some(ai) {
             self.unfocus();
         }
@@ -321,9 +320,6 @@ impl Walker<'_> {
         let Phase::Stating { batch, .. } = active.phase else {
             unreachable!("a directory ends after its stats")
         };
-        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
-            batch.dir.release(&self.pool.shared.budget);
-            self.pool.shared.read_done(&batch.dir);
-        }
+        batch.parts.done(self.pool.shared);
     }
 }

@@ -4,10 +4,10 @@
 
 use std::cell::UnsafeCell;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::engine::Parts;
 use crate::error::Op;
 
 use super::{Phase, Reading, Walker, GETDENTS_BUF};
@@ -19,7 +19,7 @@ pub(super) struct Resume {
     /// The next GETDENTS's offset (`getdents64` goes on from the
     /// descriptor's position).
     pub(super) offset: u64,
-    pub(super) left: Arc<AtomicUsize>,
+    pub(super) parts: Parts,
     /// Whether its reads ask for readdirplus, as its first did.
     pub(super) plus: bool,
 }
@@ -33,7 +33,7 @@ impl Walker<'_> {
             fd,
             link_dev,
             offset,
-            left,
+            parts,
             plus,
         } = resume;
         let getdents = self.pool.getdents.filter(|_| self.ring.is_some());
@@ -63,7 +63,7 @@ impl Walker<'_> {
             submitted: Instant::now(),
             done: getdents.is_none(),
             more,
-            left: Some(left),
+            parts: Some(parts),
         });
         match getdents {
             Some(code) => self.submit_read(ai, code),

@@ -5,18 +5,14 @@
 
 use std::ops::Range;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::{Open, Progress, Reader};
-use crate::engine::{Shared, Worker, WINDOW_ENTRIES};
+use crate::engine::{Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES};
 use crate::node::{DirNode, Ent};
 use crate::sys;
 use crate::threads::entry::{stat_entries, Listing};
 use crate::threads::{Pool, Work};
-
-/// Entries per chunk of a large directory's stats.
-pub(super) const CHUNK: usize = 2048;
 
 /// Entries read, and not yet stat'ed, past which a large directory on a
 /// warm cache is shared out while it is still being read.
@@ -34,10 +30,9 @@ pub(in crate::threads) struct Batch {
     ents: Vec<Ent>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
-    /// Chunks of the directory (all its batches) not yet done, plus one
-    /// while its reader reads and stats its own chunk; the last one
-    /// releases the directory.
-    left: Arc<AtomicUsize>,
+    /// The directory's parts not done yet: its chunks (of all its
+    /// batches), and its reader's while it reads and stats its own chunk.
+    parts: Parts,
 }
 
 /// The order in which a large directory's entries are stat'ed.
@@ -56,7 +51,7 @@ pub(super) enum Order {
 pub(super) fn share_chunks(pool: &Pool<'_>, batch: &Arc<Batch>, from: usize) {
     let len = batch.ents.len();
     let starts: Vec<usize> = (from..len).step_by(CHUNK).collect();
-    batch.left.fetch_add(starts.len(), Ordering::AcqRel);
+    batch.parts.add(starts.len());
     // Pushed last chunk first, so the stack hands them out in order: the
     // workers then sweep neighbouring inodes together, which a cold inode
     // table reads nearly sequentially.
@@ -64,7 +59,7 @@ pub(super) fn share_chunks(pool: &Pool<'_>, batch: &Arc<Batch>, from: usize) {
         starts
             .into_iter()
             .rev()
-            .map(|start| Work::Stat(Arc::clone(batch), start..(start + CHUNK).min(len))),
+            .map(|start| Work::Chunk(Arc::clone(batch), start..(start + CHUNK).min(len))),
     );
 }
 
@@ -103,13 +98,12 @@ impl Reader {
         let backlog = progress
             .split
             .as_ref()
-            .is_some_and(|left| left.load(Ordering::Acquire) * CHUNK >= WINDOW_ENTRIES);
+            .is_some_and(|parts| parts.left() * CHUNK >= WINDOW_ENTRIES);
         if progress.order == Order::Directory && !backlog {
-            let left = progress.split.get_or_insert_with(|| {
-                listing.dir.hold(Arc::clone(&listing.fd), &shared.budget);
-                Arc::new(AtomicUsize::new(1))
+            let parts = progress.split.get_or_insert_with(|| {
+                Parts::hold(listing.dir, Arc::clone(&listing.fd), &shared.budget)
             });
-            let batch = self.batch(listing, left);
+            let batch = self.batch(listing, parts);
             share_chunks(pool, &batch, progress.first);
             grow();
             progress.first = 0;
@@ -160,14 +154,14 @@ impl Reader {
 
     /// The entries read so far, as a batch of the directory (taken from
     /// the reader).
-    pub(super) fn batch(&mut self, open: &Open<'_, '_>, left: &Arc<AtomicUsize>) -> Arc<Batch> {
+    pub(super) fn batch(&mut self, open: &Open<'_, '_>, parts: &Parts) -> Arc<Batch> {
         Arc::new(Batch {
             dir: Arc::clone(open.dir),
             fd: Arc::clone(&open.fd),
             names: std::mem::take(&mut self.names),
             ents: std::mem::take(&mut self.ents),
             link_dev: open.links.map(|(_, dev)| dev),
-            left: Arc::clone(left),
+            parts: parts.clone(),
         })
     }
 
@@ -196,13 +190,7 @@ impl Reader {
             &mut self.children,
         );
         batch.dir.add_children(self.children.len());
-        // Left before the count goes down: the last part's totals must be
-        // in the directory's tally when it is done.
-        worker.leave(shared);
-        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
-            batch.dir.release(&shared.budget);
-            shared.read_done(&batch.dir);
-        }
+        worker.end_part(shared, &batch.parts);
         len
     }
 }
