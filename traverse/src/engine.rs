@@ -19,8 +19,8 @@ use crate::breakdown::Breakdown;
 use crate::config::Config;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
-use crate::links::MountNames;
-use crate::node::{DirNode, FdBudget};
+use crate::links::{Links, MountNames};
+use crate::node::{DirNode, Ent, FdBudget};
 use crate::queue::Queue;
 use crate::spare::Spares;
 use crate::sys::{FileId, Stat};
@@ -137,6 +137,42 @@ impl Shared {
         !self.config.list && !self.config.one_file_system && self.reads(dir.depth() + 1)
     }
 
+    /// What a parallel engine does with the entry `ent` (named `name`) of
+    /// `dir`, before any I/O: the checks of [`skips`](Self::skips), the
+    /// hard-link shortcut (where `links`, the set and the directory's
+    /// device, says its `d_ino` can be trusted), `defer_dirs`
+    /// ([`defers_dirs`](Self::defers_dirs) of `dir`) and
+    /// [`needs_stat`](Self::needs_stat), in that order. A directory is
+    /// never taken for a known link: a further name is never one.
+    #[inline]
+    pub fn step(
+        &self,
+        dir: &DirNode,
+        name: &[u8],
+        ent: &Ent,
+        defer_dirs: bool,
+        links: Option<(&Links, u64)>,
+    ) -> Step {
+        if self.skips(dir, name, ent.d_type) {
+            return Step::Skip;
+        }
+        if defer_dirs && ent.d_type == libc::DT_DIR {
+            return Step::Defer;
+        }
+        if let Some((links, dev)) = links {
+            if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+                && links.counted(dev, ent.ino, name)
+            {
+                return Step::Known(FileId { dev, ino: ent.ino });
+            }
+        }
+        if self.needs_stat(ent.d_type) {
+            Step::Stat
+        } else {
+            Step::Count
+        }
+    }
+
     /// The reading of `dir` is over, every part of it (after the worker
     /// that read the last part has left it): with a breakdown, its totals
     /// become final once its subdirectories are.
@@ -150,6 +186,23 @@ impl Shared {
     pub fn inode_order(&self, len: usize) -> bool {
         self.config.inode_order.is_some_and(|t| len > t)
     }
+}
+
+/// What [`Shared::step`] decided for one entry.
+#[derive(Clone, Copy)]
+pub(crate) enum Step {
+    /// Left out: neither counted nor descended into.
+    Skip,
+    /// A subdirectory not counted yet ([`Work::Subdir`]): stat'ed through
+    /// its descriptor once open, one name lookup fewer.
+    Defer,
+    /// A further name of this hard-linked inode, already stat'ed under
+    /// another name: counted by [`Worker::known_link`], not stat'ed.
+    Known(FileId),
+    /// Stat'ed by name, then counted ([`Worker::count_entry`]).
+    Stat,
+    /// Counted from its `d_type` alone ([`Worker::count_entry`]).
+    Count,
 }
 
 /// Entries of one directory read and kept before they are counted (as

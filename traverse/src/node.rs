@@ -1,16 +1,20 @@
 //! Directories waiting to be read: the tree of [`DirNode`]s (names,
 //! depths, identities for loop detection, a breakdown's tally), and the
-//! entries of a directory being read ([`Ent`]). How a node gets its
+//! entries of a directory being read ([`Ent`]), parsed from the records
+//! of a read ([`push_entries`]). How a node gets its
 //! descriptor, within a budget of them, is in [`open`].
 
 mod open;
 
 use std::ffi::{CStr, CString, OsStr};
+use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, OnceLock};
+
+use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
 
 use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
@@ -197,6 +201,45 @@ impl Ent {
         CStr::from_bytes_until_nul(&names[self.start..])
             .expect("names are stored with one NUL after them")
     }
+}
+
+/// Appends the records of one getdents buffer (but "." and "..") to
+/// `names`/`ents`, up to a record that does not parse (its error); returns
+/// the last record's `d_off` (`None` for an empty buffer). Every read of
+/// both parallel engines parses here, so they see the same entries.
+pub(crate) fn push_entries(
+    buf: &[u8],
+    names: &mut Vec<u8>,
+    ents: &mut Vec<Ent>,
+) -> io::Result<Option<u64>> {
+    let records = DirentIter::new(buf).map(|r| r.map(|d| (d, ())));
+    push_records(records, names, ents, |()| ())
+}
+
+/// Appends `records` (but "." and "..") to `names`/`ents`, handing what
+/// else each entry's record holds to `rest`; the last record's `d_off`.
+pub(crate) fn push_records<'a, X>(
+    records: impl Iterator<Item = Result<(Dirent<'a>, X), ParseError>>,
+    names: &mut Vec<u8>,
+    ents: &mut Vec<Ent>,
+    mut rest: impl FnMut(X),
+) -> io::Result<Option<u64>> {
+    let mut offset = None;
+    for record in records {
+        let (entry, extra) = record?;
+        offset = Some(entry.offset());
+        if entry.is_dot_or_dotdot() {
+            continue;
+        }
+        ents.push(Ent::push(
+            names,
+            entry.ino(),
+            entry.name_bytes(),
+            entry.d_type(),
+        ));
+        rest(extra);
+    }
+    Ok(offset)
 }
 
 #[cfg(test)]

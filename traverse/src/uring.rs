@@ -37,7 +37,6 @@ use std::time::{Duration, Instant};
 
 use io_uring_getdents::cqe;
 use io_uring_getdents::detect::RingError;
-use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
 use io_uring_getdents::plus::DirentPlusIter;
@@ -48,7 +47,7 @@ use crate::engine::{
 };
 use crate::error::Op;
 use crate::links::{Links, Trust};
-use crate::node::{Cursor, DirNode, Ent};
+use crate::node::{push_entries, push_records, Cursor, DirNode, Ent};
 use crate::queue::Queue;
 use crate::spare::Kept;
 use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};

@@ -3,7 +3,7 @@
 //! rule deciding, for one entry, how to count it, whether to list it and
 //! whether to descend.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -11,11 +11,12 @@ use std::sync::Arc;
 
 use io_uring_getdents::dirent::FileType;
 
-use super::{DirSet, Parts, Shared};
+use super::{DirSet, Parts, Shared, Work};
 use crate::breakdown::Breakdown;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::file_totals::FileTotals;
+use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode};
 use crate::sys::{FileId, Stat};
@@ -250,6 +251,29 @@ impl<'v> Worker<'v> {
         let st = st.filter(|_| shared.config.list_metadata);
         self.visitor
             .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
+    }
+
+    /// Counts the entry `name` of `dir` (the directory being read), of
+    /// type `d_type`, from `st` when it was stat'ed (recording a
+    /// hard-linked inode in `links`, the set when the directory's `d_ino`s
+    /// can be trusted), as [`entry`](Self::entry) decides; the reading of
+    /// it when it is a subdirectory to descend into.
+    pub fn count_entry<B>(
+        &mut self,
+        shared: &Shared,
+        dir: &Arc<DirNode>,
+        name: &CStr,
+        d_type: u8,
+        st: Option<&Stat>,
+        links: Option<&Links>,
+    ) -> Option<Work<B>> {
+        if let (Some(links), Some(st)) = (links, st) {
+            if st.is_hard_linked() {
+                links.insert(st.id());
+            }
+        }
+        self.entry(shared, name.to_bytes(), d_type, st)
+            .then(|| Work::Dir(DirNode::child_with_stat(dir, name, st), st.map(|st| st.dev)))
     }
 
     /// Counts a directory entry stat'ed after the fact (through its

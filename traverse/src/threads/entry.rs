@@ -4,10 +4,10 @@
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
-use crate::engine::{Shared, Worker};
+use crate::engine::{Shared, Step, Worker};
 use crate::links::Links;
 use crate::node::{DirNode, Ent};
-use crate::sys::{self, FileId};
+use crate::sys;
 
 use super::Work;
 
@@ -48,46 +48,27 @@ pub(super) fn stat_entries(
             break;
         }
         let cname = ent.name(names);
-        if shared.skips(dir, cname.to_bytes(), ent.d_type) {
-            continue;
-        }
-        if defer_dirs && ent.d_type == libc::DT_DIR {
-            children.push(Work::Subdir(DirNode::child(dir, cname)));
-            continue;
-        }
         let name = cname.to_bytes();
-        if let Some((links, dev)) = links {
-            if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
-                && links.counted(dev, ent.ino, name)
-            {
-                worker.known_link(shared, name, ent.d_type, FileId { dev, ino: ent.ino });
+        let st = match shared.step(dir, name, ent, defer_dirs, links) {
+            Step::Skip => continue,
+            Step::Defer => {
+                children.push(Work::Subdir(DirNode::child(dir, cname)));
                 continue;
             }
-        }
-        let st = if shared.needs_stat(ent.d_type) {
-            match sys::statx(Some(fd), cname, shared.config.statx_mask()) {
-                Ok(st) => {
-                    if let Some((links, _)) = links {
-                        if st.is_hard_linked() {
-                            links.insert(st.id());
-                        }
-                    }
-                    Some(st)
-                }
+            Step::Known(key) => {
+                worker.known_link(shared, name, ent.d_type, key);
+                continue;
+            }
+            Step::Stat => match sys::statx(Some(fd), cname, shared.config.statx_mask()) {
+                Ok(st) => Some(st),
                 Err(cause) => {
                     worker.stat_failed(shared, name, ent.d_type, cause);
                     continue;
                 }
-            }
-        } else {
-            None
+            },
+            Step::Count => None,
         };
-        if worker.entry(shared, name, ent.d_type, st.as_ref()) {
-            let dev = st.map(|st| st.dev);
-            children.push(Work::Dir(
-                DirNode::child_with_stat(dir, cname, st.as_ref()),
-                dev,
-            ));
-        }
+        let links = links.map(|(links, _)| links);
+        children.extend(worker.count_entry(shared, dir, cname, ent.d_type, st.as_ref(), links));
     }
 }

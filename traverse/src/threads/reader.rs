@@ -9,13 +9,12 @@ use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use io_uring_getdents::dirent::DirentIter;
 use io_uring_getdents::syscall::getdents64;
 
 use crate::engine::{window_full, Parts, Shared, Worker, CHUNK};
 use crate::error::Op;
 use crate::links::{Links, Trust};
-use crate::node::{Cursor, DirNode, Ent};
+use crate::node::{push_entries, Cursor, DirNode, Ent};
 use crate::spare::Spares;
 use crate::sys;
 
@@ -218,23 +217,9 @@ impl Reader {
             }
         };
         let before = self.ents.len();
-        for entry in DirentIter::new(&self.buf[..n]) {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(bad) => {
-                    worker.dir_error(Op::Read, bad.into());
-                    return None;
-                }
-            };
-            if entry.is_dot_or_dotdot() {
-                continue;
-            }
-            self.ents.push(Ent::push(
-                &mut self.names,
-                entry.ino(),
-                entry.name_bytes(),
-                entry.d_type(),
-            ));
+        if let Err(bad) = push_entries(&self.buf[..n], &mut self.names, &mut self.ents) {
+            worker.dir_error(Op::Read, bad);
+            return None;
         }
         Some(self.ents.len() - before)
     }

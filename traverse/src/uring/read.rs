@@ -346,18 +346,6 @@ impl<'p> Walker<'p> {
     }
 }
 
-/// Appends the records of one getdents buffer (but "." and "..") to
-/// `names`/`ents`; returns the last record's `d_off` (`None` for an empty
-/// buffer).
-pub(super) fn push_entries(
-    buf: &[u8],
-    names: &mut Vec<u8>,
-    ents: &mut Vec<Ent>,
-) -> io::Result<Option<u64>> {
-    let records = DirentIter::new(buf).map(|r| r.map(|d| (d, ())));
-    push_records(records, names, ents, |()| ())
-}
-
 /// [`push_entries`] for readdirplus records: each entry's statx (or the
 /// errno of its lookup) goes to `stats`.
 pub(super) fn push_entries_plus(
@@ -373,30 +361,4 @@ pub(super) fn push_entries_plus(
             Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
         });
     })
-}
-
-/// Appends `records` (but "." and "..") to `names`/`ents`, handing what
-/// else each entry's record holds to `rest`; the last record's `d_off`.
-fn push_records<'a, X>(
-    records: impl Iterator<Item = Result<(Dirent<'a>, X), ParseError>>,
-    names: &mut Vec<u8>,
-    ents: &mut Vec<Ent>,
-    mut rest: impl FnMut(X),
-) -> io::Result<Option<u64>> {
-    let mut offset = None;
-    for record in records {
-        let (entry, extra) = record?;
-        offset = Some(entry.offset());
-        if entry.is_dot_or_dotdot() {
-            continue;
-        }
-        ents.push(Ent::push(
-            names,
-            entry.ino(),
-            entry.name_bytes(),
-            entry.d_type(),
-        ));
-        rest(extra);
-    }
-    Ok(offset)
 }

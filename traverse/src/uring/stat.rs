@@ -3,7 +3,7 @@
 //! directory ended.
 
 use super::*;
-use crate::sys::FileId;
+use crate::engine::Step;
 
 impl Walker<'_> {
     /// The directory `ai` is read: its entries go to the stat phase, in
@@ -178,43 +178,42 @@ impl Walker<'_> {
             let ent = batch.ents[i];
             i += 1;
             let cname = ent.name(&batch.names);
-            if shared.skips(&batch.dir, cname.to_bytes(), ent.d_type) {
-                continue;
-            }
             let name = cname.to_bytes();
-            if let Some((links, dev)) = links {
-                if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
-                    && links.counted(dev, ent.ino, name)
-                {
-                    self.focus(ai);
-                    self.worker
-                        .known_link(shared, name, ent.d_type, FileId { dev, ino: ent.ino });
-                    continue;
-                }
-            }
+            let step = shared.step(&batch.dir, name, &ent, defer_dirs, links);
             // Readdirplus brought its statx: a directory needs no stat
             // through its own descriptor once open either.
-            if let Some(stat) = batch.stats.get(i - 1) {
-                if ent.d_type == libc::DT_DIR || shared.needs_stat(ent.d_type) {
+            let plus =
+                (batch.stats.get(i - 1)).filter(|_| matches!(step, Step::Defer | Step::Stat));
+            match (step, plus) {
+                (Step::Skip, _) => continue,
+                (Step::Known(key), _) => {
+                    self.focus(ai);
+                    self.worker.known_link(shared, name, ent.d_type, key);
+                    continue;
+                }
+                (_, Some(stat)) => {
                     let result = (*stat).map_err(io::Error::from_raw_os_error);
                     self.stat_done(ai, &batch, i - 1, result);
                     continue;
                 }
-            }
-            if defer_dirs && ent.d_type == libc::DT_DIR {
-                batch.dir.add_children(1);
-                self.own
-                    .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
-                continue;
-            }
-            if !shared.needs_stat(ent.d_type) {
-                self.focus(ai);
-                if self.worker.entry(shared, name, ent.d_type, None) {
-                    let child = Work::Dir(DirNode::child(&batch.dir, cname), None);
+                (Step::Defer, None) => {
                     batch.dir.add_children(1);
-                    self.own.push(child);
+                    self.own
+                        .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
+                    continue;
                 }
-                continue;
+                (Step::Count, None) => {
+                    self.focus(ai);
+                    let child = self
+                        .worker
+                        .count_entry(shared, &batch.dir, cname, ent.d_type, None, None);
+                    if let Some(child) = child {
+                        batch.dir.add_children(1);
+                        self.own.push(child);
+                    }
+                    continue;
+                }
+                (Step::Stat, None) => {}
             }
             if self.ring.is_none() {
                 let result = sys::statx(Some(batch.fd.as_fd()), cname, mask);
@@ -272,18 +271,16 @@ impl Walker<'_> {
         self.focus(ai);
         match result {
             Ok(st) => {
-                if let (Some(links), Some(_)) = (&self.pool.links, batch.link_dev) {
-                    if st.is_hard_linked() {
-                        links.insert(st.id());
-                    }
-                }
+                let links = self
+                    .pool
+                    .links
+                    .as_ref()
+                    .filter(|_| batch.link_dev.is_some());
                 let d_type = batch.ents[i].d_type;
-                if self
-                    .worker
-                    .entry(shared, cname.to_bytes(), d_type, Some(&st))
-                {
-                    let node = DirNode::child_with_stat(&batch.dir, cname, Some(&st));
-                    let child = Work::Dir(node, Some(st.dev));
+                let child =
+                    self.worker
+                        .count_entry(shared, &batch.dir, cname, d_type, Some(&st), links);
+                if let Some(child) = child {
                     batch.dir.add_children(1);
                     self.own.push(child);
                 }
