@@ -2,8 +2,10 @@
 //! ([`Shared`]: what to stat, skip, read and descend into), the window a
 //! directory is read in, the parallel engines' units of work and the
 //! report of a walk cut short. One worker's state and its per-entry rule
-//! are in [`worker`]; the end of a directory read in parts in [`parts`].
+//! are in [`worker`]; a directory opened to be read in [`open`]; the end
+//! of a directory read in parts in [`parts`].
 
+mod open;
 mod parts;
 mod worker;
 
@@ -29,6 +31,7 @@ use crate::totals::Progress;
 use crate::visit::VisitorBuilder;
 use rustc_hash::FxHashSet;
 
+pub(crate) use open::Counted;
 pub(crate) use parts::Parts;
 pub(crate) use worker::Worker;
 

@@ -19,7 +19,7 @@ use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
 use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
 
-pub(crate) use open::{Cursor, FdBudget};
+pub(crate) use open::{Cursor, FdBudget, OpenFailed};
 
 /// A directory of the tree: queued, being read, or a parent of queued ones.
 #[derive(Debug)]

@@ -43,7 +43,7 @@ use io_uring_getdents::plus::DirentPlusIter;
 use io_uring_getdents::syscall::{getdents64, seek_dir};
 
 use crate::engine::{
-    self, report_failure, window_full, Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES,
+    self, report_failure, window_full, Counted, Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES,
 };
 use crate::error::Op;
 use crate::links::{Links, Trust};

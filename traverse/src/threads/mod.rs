@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
-use crate::engine::{self, report_failure, Shared, Worker};
+use crate::engine::{self, report_failure, Counted, Shared, Worker};
 use crate::links::Links;
 use crate::node::DirNode;
 use crate::queue::Queue;
@@ -30,7 +30,7 @@ use crate::sys;
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
 
-use reader::{Batch, Counted, Reader};
+use reader::{Batch, Reader};
 
 /// A worker thread's stack: the walk is a loop, not a recursion, so a
 /// small one does (Rust's default is 2 MiB, which counts against

@@ -11,12 +11,11 @@ use std::sync::Arc;
 
 use io_uring_getdents::syscall::getdents64;
 
-use crate::engine::{window_full, Parts, Shared, Worker, CHUNK};
+use crate::engine::{window_full, Counted, Parts, Shared, Worker, CHUNK};
 use crate::error::Op;
 use crate::links::{Links, Trust};
 use crate::node::{push_entries, Cursor, DirNode, Ent};
 use crate::spare::Spares;
-use crate::sys;
 
 use super::entry::{stat_entries, Listing};
 use super::{Pool, Work};
@@ -31,16 +30,6 @@ const BUF_LEN: usize = 1 << 20;
 /// The buffer when [`BUF_LEN`] cannot be allocated (as much as glibc's
 /// `readdir` uses).
 const SMALL_BUF_LEN: usize = 32 << 10;
-
-/// Whether a directory about to be read was counted already.
-#[derive(Clone, Copy)]
-pub(super) enum Counted {
-    /// Stat'ed by name in its parent; on this device, if known.
-    Yes(Option<u64>),
-    /// Not stat'ed yet ([`Work::Subdir`]): it is, through its descriptor
-    /// once open.
-    No,
-}
 
 /// A directory being read.
 struct Open<'a, 'l> {
@@ -160,46 +149,16 @@ impl Reader {
         dir: &Arc<DirNode>,
         counted: Counted,
     ) -> Option<(Arc<OwnedFd>, Option<u64>)> {
-        let opened = match counted {
-            Counted::No => dir.open_or_stat(sys::open_dir, &shared.budget, &mut self.cursor),
-            Counted::Yes(_) => dir
-                .open(sys::open_dir, &shared.budget, &mut self.cursor)
-                .map_err(|cause| (cause, None)),
-        };
-        let fd = match opened {
+        let fd = match shared.open_to_read(dir, counted, &mut self.cursor) {
             Ok(fd) => fd,
-            Err((cause, stat)) => {
-                match stat {
-                    // No longer a directory (replaced since it was
-                    // listed): counted as what it is now, as du would.
-                    Some(Ok(st)) if !st.is_dir() => worker.count_stat(&st),
-                    Some(Ok(st)) => {
-                        worker.count_stat(&st);
-                        worker.dir_error(Op::Open, cause);
-                    }
-                    // Gone, or unreachable: the stat's error is the one
-                    // du would report.
-                    Some(Err(cause)) => worker.dir_error(Op::Stat, cause),
-                    None => worker.dir_error(Op::Open, cause),
-                }
+            Err(failed) => {
+                worker.open_failed(failed);
                 return None;
             }
         };
         let dev = match counted {
             Counted::Yes(dev) => dev,
-            Counted::No => match sys::fstatx(fd.as_fd(), shared.config.statx_mask()) {
-                Ok(st) => {
-                    if !worker.opened_dir(shared, &st) {
-                        return None;
-                    }
-                    worker.count_stat(&st);
-                    Some(st.dev)
-                }
-                Err(cause) => {
-                    worker.dir_error(Op::Stat, cause);
-                    None
-                }
-            },
+            Counted::No => worker.count_opened(shared, fd.as_fd())?,
         };
         Some((fd, dev))
     }

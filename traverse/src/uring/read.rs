@@ -8,8 +8,6 @@ impl<'p> Walker<'p> {
     /// starts reading it with GETDENTS), or takes a chunk.
     pub(super) fn start<'scope>(&mut self, work: Work, scope: &'scope Scope<'scope, 'p>) {
         let shared = self.pool.shared;
-        // `counted`: `None` for a subdirectory to count once open, else the
-        // device if known.
         let (dir, counted) = match work {
             Work::Chunk(batch, range) => {
                 let active = Active {
@@ -25,58 +23,29 @@ impl<'p> Walker<'p> {
                 self.insert(active);
                 return;
             }
-            Work::Dir(dir, dev) => (dir, Some(dev)),
-            Work::Subdir(dir) => (dir, None),
+            Work::Dir(dir, dev) => (dir, Counted::Yes(dev)),
+            Work::Subdir(dir) => (dir, Counted::No),
         };
-        let opened = match counted {
-            Some(_) => dir
-                .open(sys::open_dir, &shared.budget, &mut self.cursor)
-                .map_err(|cause| (cause, None)),
-            None => dir.open_or_stat(sys::open_dir, &shared.budget, &mut self.cursor),
-        };
-        let fd = match opened {
+        let fd = match shared.open_to_read(&dir, counted, &mut self.cursor) {
             Ok(fd) => fd,
-            Err((cause, stat)) => {
+            Err(failed) => {
                 self.unfocus();
                 self.worker.enter(&dir);
-                match stat {
-                    // No longer a directory (replaced since it was
-                    // listed): counted as what it is now, as du would.
-                    Some(Ok(st)) if !st.is_dir() => self.worker.count_stat(&st),
-                    Some(Ok(st)) => {
-                        self.worker.count_stat(&st);
-                        self.worker.dir_error(Op::Open, cause);
-                    }
-                    // Gone, or unreachable: the stat's error is the one
-                    // du would report.
-                    Some(Err(cause)) => self.worker.dir_error(Op::Stat, cause),
-                    None => self.worker.dir_error(Op::Open, cause),
-                }
+                self.worker.open_failed(failed);
                 self.worker.end_dir(shared);
                 return;
             }
         };
         let dev = match counted {
-            Some(dev) => dev,
-            // Through the descriptor just opened: its inode is in memory,
-            // so this never waits for the disk, where a STATX by name
+            Counted::Yes(dev) => dev,
+            // Through the descriptor just opened, where a STATX by name
             // before the open went through an io-wq worker on a cold cache.
-            None => {
+            Counted::No => {
                 self.unfocus();
                 self.worker.enter(&dir);
-                let dev = match sys::fstatx(fd.as_fd(), shared.config.statx_mask()) {
-                    Ok(st) => {
-                        if !self.worker.opened_dir(shared, &st) {
-                            self.worker.end_dir(shared);
-                            return;
-                        }
-                        self.worker.count_stat(&st);
-                        Some(st.dev)
-                    }
-                    Err(cause) => {
-                        self.worker.dir_error(Op::Stat, cause);
-                        None
-                    }
+                let Some(dev) = self.worker.count_opened(shared, fd.as_fd()) else {
+                    self.worker.end_dir(shared);
+                    return;
                 };
                 self.worker.leave(shared);
                 dev
