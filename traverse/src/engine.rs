@@ -3,10 +3,12 @@
 //! directory is read in, the parallel engines' units of work and the
 //! report of a walk cut short. One worker's state and its per-entry rule
 //! are in [`worker`]; a directory opened to be read in [`open`]; the end
-//! of a directory read in parts in [`parts`].
+//! of a directory read in parts in [`parts`]; the parallel engines' pool
+//! of workers in [`pool`].
 
 mod open;
 mod parts;
+mod pool;
 mod worker;
 
 use std::ffi::OsStr;
@@ -33,6 +35,7 @@ use rustc_hash::FxHashSet;
 
 pub(crate) use open::Counted;
 pub(crate) use parts::Parts;
+pub(crate) use pool::{Engine, Pool};
 pub(crate) use worker::Worker;
 
 /// The settings and shared state of one root's walk.

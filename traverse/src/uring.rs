@@ -30,8 +30,8 @@ use std::cell::UnsafeCell;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::{Scope, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -43,12 +43,11 @@ use io_uring_getdents::plus::DirentPlusIter;
 use io_uring_getdents::syscall::{getdents64, seek_dir};
 
 use crate::engine::{
-    self, report_failure, window_full, Counted, Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES,
+    self, window_full, Counted, Engine, Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES,
 };
 use crate::error::Op;
-use crate::links::{Links, Trust};
+use crate::links::Trust;
 use crate::node::{push_entries, push_records, Cursor, DirNode, Ent};
-use crate::queue::Queue;
 use crate::spare::Kept;
 use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;
@@ -301,7 +300,7 @@ impl<'p> Walker<'p> {
             }
             self.catch_cold();
             // More directories in flight, from the own stack first.
-            while self.live < pool.dirs_per_worker {
+            while self.live < pool.engine.dirs_per_worker {
                 let Some(work) = self.own.pop().or_else(|| pool.queue.try_take()) else {
                     break;
                 };
@@ -367,7 +366,7 @@ impl Drop for Walker<'_> {
     fn drop(&mut self) {
         self.drain();
         let spares = &self.pool.shared.spares;
-        if self.in_flight == 0 && std::thread::current().id() == self.pool.caller {
+        if self.in_flight == 0 && std::thread::current().id() == self.pool.engine.caller {
             if let Some(ring) = self.ring.take() {
                 spares.ring.keep(ring, std::mem::take(&mut self.bufs));
             }

@@ -52,7 +52,7 @@ impl<'p> Walker<'p> {
             }
         };
         let link_dev = self.link_dev(dev, fd.as_fd());
-        if let (Some(code), Some(_)) = (self.pool.getdents, &self.ring) {
+        if let (Some(code), Some(_)) = (self.pool.engine.getdents, &self.ring) {
             let plus = self.wants_plus(dev, fd.as_fd());
             let reading = Reading {
                 fd,
@@ -81,8 +81,7 @@ impl<'p> Walker<'p> {
         }
         // No GETDENTS: read it whole here, and see whether that blocked
         // (while that can still change something).
-        let watch =
-            !self.cold || self.pool.running.load(Ordering::Relaxed) < shared.config.max_jobs;
+        let watch = !self.cold || self.pool.may_grow();
         let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
         let (names, ents, error, more) = self.read_all(fd.as_fd());
         let blocked = before.is_some_and(|(t0, switches)| {
@@ -196,7 +195,7 @@ impl<'p> Walker<'p> {
     /// listed fewer than 300 names in 20 s. The type comes from the
     /// walker's [`Trust`](crate::links::Trust): one `fstatfs` per device.
     pub(super) fn wants_plus(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> bool {
-        let Some(dev) = dev.filter(|_| self.pool.plus) else {
+        let Some(dev) = dev.filter(|_| self.pool.engine.plus) else {
             return false;
         };
         matches!(
@@ -244,6 +243,7 @@ impl<'p> Walker<'p> {
     ) {
         let code = self
             .pool
+            .engine
             .getdents
             .expect("reads are submitted only with GETDENTS");
         let interrupted = self.pool.shared.interrupted();

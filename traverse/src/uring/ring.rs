@@ -36,7 +36,7 @@ impl<'p> Walker<'p> {
         // them kept the subdirectories of the first ones out of the
         // device's queue (5 ms per request: 12.8 requests in flight
         // instead of 13.5).
-        let want = if self.cold && self.pool.getdents.is_some() {
+        let want = if self.cold && self.pool.engine.getdents.is_some() {
             1
         } else {
             (self.in_flight / 4).max(1)

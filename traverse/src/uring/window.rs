@@ -36,7 +36,7 @@ impl Walker<'_> {
             parts,
             plus,
         } = resume;
-        let getdents = self.pool.getdents.filter(|_| self.ring.is_some());
+        let getdents = self.pool.engine.getdents.filter(|_| self.ring.is_some());
         let (names, ents, error, more, buf) = match getdents {
             Some(_) => {
                 let buf = self
