@@ -379,7 +379,14 @@ mod tests {
         let got = check(&build(&|_, _, _| {})).unwrap_or_else(|_| panic!("a faithful buffer"));
         assert_eq!(first_difference(&expected, &got), None);
 
-        let last = expected.len() - 1;
+        // The record changed below: the last one that is a file, since
+        // `.` and `..` can come last too (ext4 hashes every name of a
+        // one-block directory, theirs included, with a seed each mkfs
+        // draws).
+        let last = expected
+            .iter()
+            .rposition(|(.., name)| name != b"." && name != b"..")
+            .expect("the test directory holds files");
         let wrong: [(&str, Change<'_>); 5] = [
             ("a statx for ..", &|_, name, r| {
                 if name == b".." {
@@ -396,8 +403,8 @@ mod tests {
                     *r = Err(libc::ENOENT);
                 }
             }),
-            ("another file's statx", &|i, name, r| {
-                if i == last && name != b"." && name != b".." {
+            ("another file's statx", &|i, _, r| {
+                if i == last {
                     *r = Ok(stat(b"."));
                 }
             }),
