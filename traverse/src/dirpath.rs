@@ -176,13 +176,7 @@ mod tests {
     use std::os::unix::ffi::OsStrExt;
 
     use super::*;
-    use crate::sys;
-
-    fn root(path: &std::path::Path) -> Arc<DirNode> {
-        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-        let fd = sys::open_dir(None, &c).unwrap();
-        DirNode::root(c, fd, sys::FileId { dev: 0, ino: 0 }, None)
-    }
+    use crate::node::test_root as root;
 
     fn child(parent: &Arc<DirNode>, name: &str) -> Arc<DirNode> {
         DirNode::child(parent, &CString::new(name).unwrap())

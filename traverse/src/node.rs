@@ -242,17 +242,26 @@ pub(crate) fn push_records<'a, X>(
     Ok(offset)
 }
 
+/// For tests: `path` opened as the root of a walk, with its (device,
+/// inode), as a walk opens a root.
+#[cfg(test)]
+pub(crate) fn test_root(path: &std::path::Path) -> Arc<DirNode> {
+    use crate::sys;
+    use std::os::fd::AsFd;
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    let fd = sys::open_dir(None, &c).unwrap();
+    let id = sys::fstatx(fd.as_fd(), sys::STATX_MASK).unwrap().id();
+    DirNode::root(c, fd, id, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys;
 
     #[test]
     fn dropping_a_very_deep_chain_does_not_overflow_the_stack() {
         let tmp = tempfile::tempdir().unwrap();
-        let c = CString::new(tmp.path().as_os_str().as_bytes()).unwrap();
-        let fd = sys::open_dir(None, &c).unwrap();
-        let mut node = DirNode::root(c, fd, FileId { dev: 0, ino: 0 }, None);
+        let mut node = test_root(tmp.path());
         for _ in 0..200_000 {
             node = DirNode::child(&node, c"d");
         }

@@ -67,14 +67,14 @@ mod tests {
     use std::ffi::CString;
 
     use super::*;
-    use crate::sys::{self, FileId};
+    use crate::node::test_root;
+    use crate::sys;
 
     #[test]
     fn the_last_of_a_directorys_parts_alone_drops_its_hold() {
         let tmp = tempfile::tempdir().unwrap();
         let path = CString::new(tmp.path().as_os_str().as_encoded_bytes()).unwrap();
-        let fd = sys::open_dir(None, &path).unwrap();
-        let dir = DirNode::root(path.clone(), fd, FileId { dev: 0, ino: 0 }, None);
+        let dir = test_root(tmp.path());
         let budget = FdBudget::new(1, 64);
         let free = budget.available();
         let fd = Arc::new(sys::open_dir(None, &path).unwrap());

@@ -295,6 +295,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::node::test_root;
     use crate::sys::FileId;
 
     thread_local! {
@@ -326,12 +327,6 @@ mod tests {
         }
     }
 
-    fn root_of(path: &Path) -> Arc<DirNode> {
-        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-        let fd = sys::open_dir(None, &c).unwrap();
-        DirNode::root(c, fd, id_of(path), None)
-    }
-
     /// `path`'s stat, as a walk makes it before queueing a subdirectory.
     fn stat_of(path: &Path) -> Stat {
         let c = CString::new(path.as_os_str().as_bytes()).unwrap();
@@ -343,7 +338,7 @@ mod tests {
     fn chain() -> (tempfile::TempDir, Vec<Arc<DirNode>>) {
         let tmp = tempfile::tempdir().unwrap();
         fs::create_dir_all(tmp.path().join("a/b/c/d/e/f")).unwrap();
-        let mut nodes = vec![root_of(tmp.path())];
+        let mut nodes = vec![test_root(tmp.path())];
         let mut path = tmp.path().to_owned();
         for name in ["a", "b", "c", "d", "e", "f"] {
             path.push(name);
@@ -379,7 +374,7 @@ mod tests {
         for sub in ["p/x", "p/y"] {
             fs::create_dir_all(tmp.path().join(sub)).unwrap();
         }
-        let root = root_of(tmp.path());
+        let root = test_root(tmp.path());
         let budget = FdBudget::new(1, 1000);
         let free = budget.available();
         let mut cursor = Cursor::default();
@@ -444,7 +439,7 @@ mod tests {
     #[test]
     fn the_root_is_reopened_through_its_kept_descriptor() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = root_of(tmp.path());
+        let root = test_root(tmp.path());
         // Renaming the path away does not change which directory the root is.
         let moved = tmp.path().with_extension("moved");
         fs::rename(tmp.path(), &moved).unwrap();
