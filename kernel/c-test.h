@@ -28,6 +28,32 @@ static int getdents_missing(int opcode)
 	return 0;
 }
 
+/*
+ * Whether fd is on a filesystem whose inline reads may stop short, before
+ * a block that is not cached (ext4, XFS). The last record of such a read
+ * carries the position where it stopped, at or before the next record's
+ * d_off (kernel/README.md, "A short read's last d_off").
+ */
+static inline int short_reads_possible(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs))
+		return 0;
+	return sfs.f_type == EXT4_SUPER_MAGIC || sfs.f_type == XFS_SUPER_MAGIC;
+}
+
+/*
+ * Whether a record whose d_off is got_off may stand for the reference's,
+ * whose d_off is want_off, all else being equal: only where it ended a
+ * read that may have stopped short, at a position not after want_off.
+ */
+static inline int short_read_d_off(int short_ok, int ends_read,
+				   int64_t got_off, int64_t want_off)
+{
+	return short_ok && ends_read && got_off <= want_off;
+}
+
 /* Removes everything below the directory dfd (and closes dfd). */
 static void remove_tree(int dfd)
 {

@@ -75,6 +75,7 @@ struct record {
 	uint64_t ino;
 	int64_t off;
 	unsigned char type;
+	unsigned char ends_read;	/* the last record of its read */
 	char name[NAME_LEN];
 };
 
@@ -244,6 +245,7 @@ static int parse(struct listing *l, const char *buf, int len)
 		rec->ino = d->d_ino;
 		rec->off = d->d_off;
 		rec->type = d->d_type;
+		rec->ends_read = pos + d->d_reclen == len;
 		snprintf(rec->name, sizeof(rec->name), "%s", d->d_name);
 		pos += d->d_reclen;
 	}
@@ -274,13 +276,23 @@ static int same_record(const struct record *a, const struct record *b)
 	       !strcmp(a->name, b->name);
 }
 
+/* Whether the scratch directory's filesystem may end a read short. */
+static int short_ok;
+
 static int compare(const struct listing *got, const struct listing *want,
 		   const char *what)
 {
 	int i;
 
 	for (i = 0; i < got->n && i < want->n; i++) {
-		if (!same_record(&got->r[i], &want->r[i]))
+		struct record stop = got->r[i];
+
+		/* Where a read stopped short, its d_off may be its own. */
+		stop.off = want->r[i].off;
+		if (!same_record(&got->r[i], &want->r[i]) &&
+		    !(same_record(&stop, &want->r[i]) &&
+		      short_read_d_off(short_ok, got->r[i].ends_read,
+				       got->r[i].off, want->r[i].off)))
 			return fail("%s: record %d is %s (d_off %lld), expected %s (d_off %lld)",
 				    what, i, got->r[i].name,
 				    (long long)got->r[i].off, want->r[i].name,
@@ -1659,6 +1671,7 @@ int main(void)
 		return 1;
 	}
 	base_fd = open(base, O_RDONLY | O_DIRECTORY);
+	short_ok = short_reads_possible(base_fd);
 
 	printf("running %d tests in %s\n", n, base);
 	for (i = 0; i < n; i++) {

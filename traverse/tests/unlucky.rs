@@ -331,9 +331,19 @@ fn a_readable_directory_that_cannot_be_searched_is_listed_as_find_lists_it() {
     fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// Threads a walk of a four-entry tree may start: a handful are what the
+/// work asks for (at most 5 seen, host and test VM), where one per job
+/// would be 1 025 or 4 097.
+const SMALL_TREE_THREADS: u64 = 64;
+
+/// Peak RSS of such a walk: 4-7 MB seen on the host and in the test VM,
+/// once 67 MB in the VM, unexplained (the thread count was not recorded
+/// then); a worker per job, each with its 1 MiB buffer, took 1.06 and
+/// 2.6 GB.
+const SMALL_TREE_RSS_BOUND_KIB: u64 = 256 << 10;
+
 /// `-j 1024` and `-j 4096` on a tree of four entries: workers start as
-/// work appears, so the idle ones never cost memory (the threads engine
-/// took 1.06 and 2.6 GB of RSS, a 1 MiB buffer per worker).
+/// work appears, so the idle ones never cost threads or memory.
 #[test]
 fn thousands_of_jobs_on_a_small_tree_take_little_memory() {
     let env = TestEnv::new();
@@ -369,7 +379,7 @@ fn thousands_of_jobs_on_a_small_tree_take_little_memory() {
                 "{engine} -j {jobs}"
             );
             assert!(
-                got.max_rss_kib < RSS_BOUND_KIB,
+                got.max_threads < SMALL_TREE_THREADS && got.max_rss_kib < SMALL_TREE_RSS_BOUND_KIB,
                 "{engine} -j {jobs}: peak RSS {} KiB, {} threads at most",
                 got.max_rss_kib,
                 got.max_threads

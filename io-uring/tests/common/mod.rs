@@ -108,6 +108,67 @@ pub fn expected_from(all: &[Record], offset: u64, len: usize, tail_len: usize) -
     &all[start..start + fitting]
 }
 
+/// Whether `dir` is on a filesystem whose non-blocking reads may come back
+/// short (ext4, XFS: kernel/README.md, "A short read's last `d_off`").
+pub fn short_reads_allowed(dir: &fs::File) -> bool {
+    // SAFETY: an all-zero statfs is a valid value for fstatfs to fill.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open descriptor and `st` a writable statfs.
+    if unsafe { libc::fstatfs(dir.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    matches!(st.f_type, libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC)
+}
+
+/// Asserts that the records of a read are `want`, those of the full read,
+/// or (where `short_allowed`) the first of them, the last one's `d_off`
+/// then being where the read stopped. Returns whether it was short: fewer
+/// records, or all of them with the last `d_off` where the read stopped
+/// (before a block not cached, though the buffer was full already).
+pub fn assert_full_or_short(
+    records: &[Record],
+    want: &[Record],
+    short_allowed: bool,
+    what: &str,
+) -> bool {
+    let n = records.len();
+    if !(short_allowed && 0 < n && n <= want.len()) {
+        assert_eq!(records, want, "{what}");
+        return false;
+    }
+    assert_eq!(records[..n - 1], want[..n - 1], "short read, {what}");
+    let (last, full) = (&records[n - 1], &want[n - 1]);
+    assert_eq!(
+        (last.ino, last.d_type, &last.name),
+        (full.ino, full.d_type, &full.name),
+        "short read, {what}: its last record"
+    );
+    // Where the read stopped: not after the next record, or the next read
+    // from there would skip it.
+    assert!(
+        last.off <= full.off,
+        "short read, {what}: its last d_off {} is after the full read's {}",
+        last.off,
+        full.off
+    );
+    n < want.len() || last.off != full.off
+}
+
+/// Asserts that `got` is the listing `all`: exactly, or after a short read
+/// (whose last `d_off` is its own) entry for entry by inode and name.
+pub fn assert_same_listing(got: &[Record], all: &[Record], after_short: bool, what: &str) {
+    if !after_short {
+        assert_eq!(got, all, "{what}");
+        return;
+    }
+    let names = |r: &[Record]| {
+        r.iter()
+            .map(|r| (r.ino, r.name.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(got), names(all), "{what}");
+}
+
 /// Submits `sqe` and waits for its completion: its result and flags.
 pub fn submit_and_reap(ring: &mut IoUring, sqe: squeue::Entry) -> (i32, u32) {
     // SAFETY: every buffer and descriptor named by `sqe` is borrowed by the
