@@ -301,31 +301,34 @@ def main():
     for text, trees in envs.items():
         out.append(f"#### Run environment ({', '.join(trees)})\n")
         out.append(text)
+    # The run's summary has every table; the document leaves out the
+    # per-tree targets, which its own "Where the targets stand" sums up.
+    doc = list(out)
     for tree in TREES:
         text, warm, cold = size_table(run, tree, chk)
         if warm or cold:
-            out.append(text)
             chart(run, tree, warm, cold, meta["date"])
-            out.append(f"![{tree}](bench-runs/{name}/chart-{tree}.svg)\n")
-        lt = list_table(run, tree)
-        if lt:
-            out.append(lt)
-        bt = breakdown_table(run, tree)
-        if bt:
-            out.append(bt)
+            text += f"\n![{tree}](bench-runs/{name}/chart-{tree}.svg)\n"
+        tables = [text if warm or cold else None, list_table(run, tree), breakdown_table(run, tree)]
+        tables = [t for t in tables if t]
+        out.extend(tables)
+        doc.extend(tables)
         tt = targets(run, tree)
         if tt:
             out.append(tt)
-    out.append(
+    legend = (
         "Total column: ✓ equals `du -sb`/`du -sB1` (or find's count); ≈¹ a documented difference "
         "(gdu counts directories as 4 096 bytes, dua leaves out the root directory, `diskus -b` leaves "
         "out directories); ? not checked; ✗ an unexplained difference (see checks.tsv).\n"
     )
+    out.append(legend)
+    doc.append(legend)
+    doc.append(f"Each tree's targets, met or missed: [summary.md](bench-runs/{name}/summary.md) of the run.\n")
     text = "\n".join(out)
     with open(os.path.join(run, "summary.md"), "w") as f:
         f.write(text)
     if len(sys.argv) == 3:
-        splice(sys.argv[2], text)
+        splice(sys.argv[2], "\n".join(doc))
 
 
 if __name__ == "__main__":

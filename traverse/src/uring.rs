@@ -65,7 +65,7 @@ mod window;
 use interrupt::CANCEL_TAG;
 pub(crate) use pool::walk;
 use pool::Pool;
-use ring::{new_ring, retry, set_iowq};
+use ring::{new_ring, retry, set_iowq, Io};
 use window::Resume;
 
 /// Walker threads per CPU the engine may grow to on a cold cache: without
@@ -170,8 +170,6 @@ enum Phase {
         end: usize,
         resume: Option<Resume>,
     },
-    /// Only while [`Walker::begin_stating`] moves from one to the other.
-    Switching,
 }
 
 struct Reading {
@@ -206,16 +204,8 @@ type PlusStat = Result<Stat, i32>;
 struct Walker<'p> {
     pool: &'p Pool<'p>,
     worker: Worker<'p>,
-    /// `None` when no ring could be set up (then every stat is a direct
-    /// `statx`, as in the `threads` engine).
-    ring: Option<IoUring>,
-    /// Operations pushed to the ring and not yet completed.
-    in_flight: usize,
-    /// Statx results, one per slot; `slots[i]` says whose.
-    bufs: Box<[StatxBuf]>,
-    slots: Vec<(usize, usize)>,
-    free: Vec<usize>,
-    active: Vec<Option<Active>>,
+    /// The ring and the directories in flight.
+    io: Io,
     live: usize,
     /// The active directory `worker` has entered.
     current: Option<usize>,
@@ -259,12 +249,7 @@ impl<'p> Walker<'p> {
         Walker {
             pool,
             worker: Worker::new(pool.shared, pool.visitors.build()),
-            ring,
-            in_flight: 0,
-            bufs,
-            slots: vec![(0, 0); QUEUE],
-            free: (0..QUEUE).rev().collect(),
-            active: Vec::new(),
+            io: Io::new(ring, bufs),
             live: 0,
             current: None,
             own: Vec::new(),
@@ -278,13 +263,27 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// The worker's totals, once every operation has completed.
-    fn finish(mut self) -> Accumulator {
-        self.drain();
-        let worker = std::mem::replace(
-            &mut self.worker,
-            Worker::new(self.pool.shared, Box::new(crate::visit::Ignore)),
-        );
+    /// The worker's totals, once every operation has completed. The
+    /// calling thread's ring (and its statx buffers) is kept for the next
+    /// walk, and the read buffer goes back for other walks.
+    fn finish(self) -> Accumulator {
+        let Walker {
+            pool,
+            worker,
+            mut io,
+            read_buf,
+            ..
+        } = self;
+        io.drain();
+        let spares = &pool.shared.spares;
+        if io.in_flight == 0 && std::thread::current().id() == pool.engine.caller {
+            if let Some(ring) = io.ring.take() {
+                spares.ring.keep(ring, std::mem::take(&mut io.bufs));
+            }
+        }
+        if !read_buf.is_empty() {
+            spares.give_back(read_buf);
+        }
         worker.into_accumulator()
     }
 
@@ -309,7 +308,7 @@ impl<'p> Walker<'p> {
             self.fill();
             self.grow_for_spare_work(scope);
             pool.queue.offer(&mut self.own);
-            if self.in_flight == 0 {
+            if self.io.in_flight == 0 {
                 if self.live > 0 || !self.own.is_empty() {
                     continue;
                 }
@@ -329,7 +328,7 @@ impl<'p> Walker<'p> {
             if self.current.is_some() {
                 self.worker.leave(self.pool.shared);
             }
-            let dir = &self.active[ai].as_ref().expect("a live directory").dir;
+            let dir = &self.io.active[ai].as_ref().expect("a live directory").dir;
             self.worker.enter(dir);
             self.current = Some(ai);
         }
@@ -343,14 +342,14 @@ impl<'p> Walker<'p> {
 
     fn insert(&mut self, active: Active) -> usize {
         self.live += 1;
-        match self.active.iter().position(Option::is_none) {
+        match self.io.active.iter().position(Option::is_none) {
             Some(i) => {
-                self.active[i] = Some(active);
+                self.io.active[i] = Some(active);
                 i
             }
             None => {
-                self.active.push(Some(active));
-                self.active.len() - 1
+                self.io.active.push(Some(active));
+                self.io.active.len() - 1
             }
         }
     }
@@ -359,20 +358,5 @@ impl<'p> Walker<'p> {
     fn link_dev(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> Option<u64> {
         self.pool.links.as_ref()?;
         self.trust.link_dev(dev?, fd)
-    }
-}
-
-impl Drop for Walker<'_> {
-    fn drop(&mut self) {
-        self.drain();
-        let spares = &self.pool.shared.spares;
-        if self.in_flight == 0 && std::thread::current().id() == self.pool.engine.caller {
-            if let Some(ring) = self.ring.take() {
-                spares.ring.keep(ring, std::mem::take(&mut self.bufs));
-            }
-        }
-        if !self.read_buf.is_empty() {
-            spares.give_back(std::mem::take(&mut self.read_buf));
-        }
     }
 }

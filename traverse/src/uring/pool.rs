@@ -82,7 +82,7 @@ impl<'p> Walker<'p> {
     pub(super) fn catch_cold(&mut self) {
         if !self.cold && self.pool.engine.cold.load(Ordering::Relaxed) {
             self.cold = true;
-            if let Some(ring) = &self.ring {
+            if let Some(ring) = &self.io.ring {
                 set_iowq(ring, IOWQ_COLD);
             }
         }

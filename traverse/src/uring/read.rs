@@ -52,7 +52,7 @@ impl<'p> Walker<'p> {
             }
         };
         let link_dev = self.link_dev(dev, fd.as_fd());
-        if let (Some(code), Some(_)) = (self.pool.engine.getdents, &self.ring) {
+        if let (Some(code), Some(_)) = (self.pool.engine.getdents, &self.io.ring) {
             let plus = self.wants_plus(dev, fd.as_fd());
             let reading = Reading {
                 fd,
@@ -162,7 +162,7 @@ impl<'p> Walker<'p> {
         let Some(Active {
             phase: Phase::Reading(r),
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         else {
             unreachable!("only a directory being read is read")
         };
@@ -178,7 +178,7 @@ impl<'p> Walker<'p> {
         if let Some(Active {
             phase: Phase::Reading(r),
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         {
             (r.names, r.ents, r.done, r.more) = (names, ents, true, more);
         }
@@ -210,7 +210,7 @@ impl<'p> Walker<'p> {
             phase: Phase::Reading(r),
             pending,
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         else {
             unreachable!("only a directory being read is read")
         };
@@ -251,7 +251,7 @@ impl<'p> Walker<'p> {
             phase: Phase::Reading(r),
             pending,
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         else {
             unreachable!("a read completes on a directory being read")
         };
@@ -298,7 +298,7 @@ impl<'p> Walker<'p> {
             if let Some(Active {
                 phase: Phase::Reading(r),
                 ..
-            }) = &mut self.active[ai]
+            }) = &mut self.io.active[ai]
             {
                 r.done = true;
             }
@@ -306,7 +306,7 @@ impl<'p> Walker<'p> {
             self.worker.dir_error(Op::Read, cause);
         }
         let done =
-            matches!(&self.active[ai], Some(Active { phase: Phase::Reading(r), .. }) if r.done);
+            matches!(&self.io.active[ai], Some(Active { phase: Phase::Reading(r), .. }) if r.done);
         if done {
             self.begin_stating(ai, slow || self.cold);
         } else {

@@ -39,9 +39,10 @@ impl<'p> Walker<'p> {
         let want = if self.cold && self.pool.engine.getdents.is_some() {
             1
         } else {
-            (self.in_flight / 4).max(1)
+            (self.io.in_flight / 4).max(1)
         };
         let ring = self
+            .io
             .ring
             .as_mut()
             .expect("operations are in flight only with a ring");
@@ -63,7 +64,7 @@ impl<'p> Walker<'p> {
             .completion()
             .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags()))
             .collect();
-        self.in_flight -= done.len();
+        self.io.in_flight -= done.len();
         for (user_data, res, flags) in done.drain(..) {
             if user_data == CANCEL_TAG {
                 continue;
@@ -73,11 +74,11 @@ impl<'p> Walker<'p> {
                 continue;
             }
             let slot = user_data as usize;
-            let (ai, i) = self.slots[slot];
+            let (ai, i) = self.io.slots[slot];
             let result = if res == -libc::ECANCELED {
                 // io-wq could not start a worker to run it (`ulimit -u`):
                 // stat it here.
-                let active = self.active[ai].as_ref().expect("a live directory");
+                let active = self.io.active[ai].as_ref().expect("a live directory");
                 let Phase::Stating { batch, .. } = &active.phase else {
                     unreachable!("stats complete in the stat phase")
                 };
@@ -92,11 +93,11 @@ impl<'p> Walker<'p> {
                 // SAFETY: the STATX into this slot completed successfully,
                 // so the kernel filled the struct and writes it no more.
                 Ok(Stat::from_statx(unsafe {
-                    (*self.bufs[slot].get()).assume_init_ref()
+                    (*self.io.bufs[slot].get()).assume_init_ref()
                 }))
             };
-            self.free.push(slot);
-            let active = self.active[ai].as_mut().expect("a live directory");
+            self.io.free.push(slot);
+            let active = self.io.active[ai].as_mut().expect("a live directory");
             active.pending -= 1;
             let Phase::Stating {
                 batch, next, end, ..
@@ -110,6 +111,38 @@ impl<'p> Walker<'p> {
             if over {
                 self.end_dir(ai);
             }
+        }
+    }
+}
+
+/// A walker's ring and everything its operations in flight point to: the
+/// statx results (one per slot; `slots[i]` says whose), the directories
+/// with their GETDENTS buffers, names and descriptors. Dropped, it waits
+/// for every completion before any of them is freed.
+pub(super) struct Io {
+    /// `None` when no ring could be set up (then every stat is a direct
+    /// `statx`, as in the `threads` engine), or after
+    /// [`Walker::abandon`](super::Walker::abandon).
+    pub(super) ring: Option<IoUring>,
+    /// Operations pushed to the ring and not yet completed.
+    pub(super) in_flight: usize,
+    pub(super) bufs: Box<[StatxBuf]>,
+    pub(super) slots: Vec<(usize, usize)>,
+    pub(super) free: Vec<usize>,
+    pub(super) active: Vec<Option<Active>>,
+}
+
+impl Io {
+    /// `ring` (if any) with `bufs`, a statx buffer for each of its
+    /// [`QUEUE`] slots, and nothing in flight.
+    pub(super) fn new(ring: Option<IoUring>, bufs: Box<[StatxBuf]>) -> Io {
+        Io {
+            ring,
+            in_flight: 0,
+            bufs,
+            slots: vec![(0, 0); QUEUE],
+            free: (0..QUEUE).rev().collect(),
+            active: Vec::new(),
         }
     }
 
@@ -132,6 +165,12 @@ impl<'p> Walker<'p> {
             let n = ring.completion().count();
             self.in_flight -= n;
         }
+    }
+}
+
+impl Drop for Io {
+    fn drop(&mut self) {
+        self.drain();
     }
 }
 

@@ -10,9 +10,14 @@ impl Walker<'_> {
     /// inode order when large and `cold`.
     pub(super) fn begin_stating(&mut self, ai: usize, cold: bool) {
         let shared = self.pool.shared;
-        let active = self.active[ai].as_mut().expect("a live directory");
-        let Phase::Reading(r) = std::mem::replace(&mut active.phase, Phase::Switching) else {
-            unreachable!("only a directory being read begins its stats")
+        // Out of its slot until its new phase is built from the old one.
+        let Some(Active {
+            dir,
+            phase: Phase::Reading(r),
+            pending,
+        }) = self.io.active[ai].take()
+        else {
+            unreachable!("only a live directory being read begins its stats")
         };
         let Reading {
             fd,
@@ -37,8 +42,7 @@ impl Walker<'_> {
         // (counted in with `add_children`), not when the whole directory
         // is done, so a cold walk reads it while its parent's other stats
         // are in flight.
-        let parts =
-            parts.unwrap_or_else(|| Parts::hold(&active.dir, Arc::clone(&fd), &shared.budget));
+        let parts = parts.unwrap_or_else(|| Parts::hold(&dir, Arc::clone(&fd), &shared.budget));
         let resume = more.then(|| Resume {
             fd: Arc::clone(&fd),
             link_dev,
@@ -46,20 +50,25 @@ impl Walker<'_> {
             parts: parts.clone(),
             plus,
         });
-        active.phase = Phase::Stating {
-            batch: Arc::new(Batch {
-                dir: Arc::clone(&active.dir),
-                fd,
-                names,
-                ents,
-                stats,
-                link_dev,
-                parts,
-            }),
-            next: 0,
-            end,
-            resume,
-        };
+        let batch = Arc::new(Batch {
+            dir: Arc::clone(&dir),
+            fd,
+            names,
+            ents,
+            stats,
+            link_dev,
+            parts,
+        });
+        self.io.active[ai] = Some(Active {
+            dir,
+            phase: Phase::Stating {
+                batch,
+                next: 0,
+                end,
+                resume,
+            },
+            pending,
+        });
         // No read of this directory is in flight any more (they are
         // chained, and this is called once the last one completed), so the
         // kernel writes to the buffer no more.
@@ -77,6 +86,7 @@ impl Walker<'_> {
     /// stay valid until their completions are reaped.
     pub(super) unsafe fn push(&mut self, sqes: &[squeue::Entry]) {
         let ring = self
+            .io
             .ring
             .as_mut()
             .expect("operations are pushed only with a ring");
@@ -91,7 +101,7 @@ impl Walker<'_> {
                 }
             }
         }
-        self.in_flight += sqes.len();
+        self.io.in_flight += sqes.len();
     }
 
     /// Pushes the stats in `chain` as one chain of hard links (each runs
@@ -117,7 +127,7 @@ impl Walker<'_> {
     /// Submits the stats of directories in flight while slots are free;
     /// counts entries that need none; ends directories that are done.
     pub(super) fn fill(&mut self) {
-        for ai in 0..self.active.len() {
+        for ai in 0..self.io.active.len() {
             self.fill_one(ai);
         }
     }
@@ -130,7 +140,7 @@ impl Walker<'_> {
                 batch, next, end, ..
             },
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         else {
             return;
         };
@@ -165,7 +175,7 @@ impl Walker<'_> {
         let defer_dirs = shared.defers_dirs(&batch.dir);
         let mask = shared.config.statx_mask();
         while i < end {
-            if self.ring.is_some() && self.free.is_empty() {
+            if self.io.ring.is_some() && self.io.free.is_empty() {
                 break;
             }
             // Every entry: on a slow filesystem each stat may take a round
@@ -215,23 +225,23 @@ impl Walker<'_> {
                 }
                 (Step::Stat, None) => {}
             }
-            if self.ring.is_none() {
+            if self.io.ring.is_none() {
                 let result = sys::statx(Some(batch.fd.as_fd()), cname, mask);
                 self.stat_done(ai, &batch, i - 1, result);
                 continue;
             }
-            let slot = self.free.pop().expect("a free slot, checked above");
-            self.slots[slot] = (ai, i - 1);
+            let slot = self.io.free.pop().expect("a free slot, checked above");
+            self.io.slots[slot] = (ai, i - 1);
             let sqe = opcode::Statx::new(
                 types::Fd(batch.fd.as_raw_fd()),
                 cname.as_ptr(),
-                self.bufs[slot].get().cast::<types::statx>(),
+                self.io.bufs[slot].get().cast::<types::statx>(),
             )
             .flags(STATX_FLAGS)
             .mask(mask)
             .build()
             .user_data(slot as u64);
-            self.active[ai].as_mut().expect("live").pending += 1;
+            self.io.active[ai].as_mut().expect("live").pending += 1;
             self.chain.push(sqe);
             if self.chain.len() == CHAIN {
                 // SAFETY: every entry of the chain is a stat of this
@@ -249,7 +259,7 @@ impl Walker<'_> {
             phase: Phase::Stating { next, .. },
             pending,
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         {
             *next = i;
             if i == end && *pending == 0 {
@@ -301,7 +311,7 @@ impl Walker<'_> {
         if let Some(Active {
             phase: Phase::Stating { resume, .. },
             ..
-        }) = &mut self.active[ai]
+        }) = &mut self.io.active[ai]
         {
             if let Some(resume) = resume.take().filter(|_| !interrupted) {
                 self.go_on(ai, resume);
@@ -312,7 +322,7 @@ impl Walker<'_> {
         if self.current == Some(ai) {
             self.unfocus();
         }
-        let active = self.active[ai].take().expect("a live directory");
+        let active = self.io.active[ai].take().expect("a live directory");
         self.live -= 1;
         let Phase::Stating { batch, .. } = active.phase else {
             unreachable!("a directory ends after its stats")

@@ -36,7 +36,7 @@ impl Walker<'_> {
             parts,
             plus,
         } = resume;
-        let getdents = self.pool.engine.getdents.filter(|_| self.ring.is_some());
+        let getdents = self.pool.engine.getdents.filter(|_| self.io.ring.is_some());
         let (names, ents, error, more, buf) = match getdents {
             Some(_) => {
                 let buf = self
@@ -50,7 +50,7 @@ impl Walker<'_> {
                 (names, ents, error, more, Box::default())
             }
         };
-        let active = self.active[ai].as_mut().expect("a live directory");
+        let active = self.io.active[ai].as_mut().expect("a live directory");
         active.phase = Phase::Reading(Reading {
             fd,
             link_dev,
