@@ -182,3 +182,53 @@ pub(super) fn retry(e: &io::Error) -> bool {
         Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `Io` on a new ring with a timeout of `after` in flight, or
+    /// `None` (printed) where this process cannot use io_uring.
+    fn io_waiting(after: &types::Timespec) -> Option<Io> {
+        if let Err(why) = available() {
+            println!("skipped: {why}");
+            return None;
+        }
+        let mut io = Io::new(Some(new_ring().expect("a ring")), Box::default());
+        let sqe = opcode::Timeout::new(after).build().user_data(1);
+        let ring = io.ring.as_mut().unwrap();
+        // SAFETY: the kernel copies the timespec when it takes the request
+        // in, during the submit below, while `after` is borrowed.
+        unsafe { ring.submission().push(&sqe) }.expect("room in a new ring");
+        ring.submit().expect("io_uring_enter");
+        io.in_flight = 1;
+        Some(io)
+    }
+
+    #[test]
+    fn dropping_an_io_waits_for_what_is_in_flight() {
+        let after = types::Timespec::new().nsec(200_000_000);
+        let Some(io) = io_waiting(&after) else {
+            return;
+        };
+        let start = Instant::now();
+        drop(io);
+        assert!(
+            start.elapsed() >= Duration::from_millis(200),
+            "dropped after {:?}, before the timeout completed",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn drain_reaps_every_completion_and_keeps_the_ring() {
+        let after = types::Timespec::new().nsec(20_000_000);
+        let Some(mut io) = io_waiting(&after) else {
+            return;
+        };
+        io.drain();
+        assert_eq!(io.in_flight, 0);
+        let ring = io.ring.as_mut().expect("the ring is kept");
+        assert!(ring.completion().is_empty(), "a completion left unreaped");
+    }
+}
