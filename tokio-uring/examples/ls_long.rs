@@ -1,5 +1,5 @@
 //! An `ls -l` (the README's example): entries, then their metadata in one
-//! call.
+//! call, and the links' targets in another.
 
 use tokio_uring_getdents::fs::{Dir, FileType, STATX_BASIC_STATS};
 
@@ -13,7 +13,16 @@ fn main() -> std::io::Result<()> {
         }
         let parent = dir.parent_metadata(STATX_BASIC_STATS).await?;
         println!("{:o} {:>8} ..", parent.mode() & 0o7777, parent.size());
-        for (entry, meta) in dir.statx_many(entries, STATX_BASIC_STATS).await? {
+        let stats = dir.statx_many(entries, STATX_BASIC_STATS).await?;
+        // The links' targets in one more call, not one call per link.
+        let links = stats
+            .iter()
+            .filter(|(_, meta)| meta.as_ref().is_ok_and(|m| m.is_symlink()));
+        let mut targets = dir
+            .read_links(links.map(|(entry, _)| entry))
+            .await?
+            .into_iter();
+        for (entry, meta) in stats {
             let meta = meta?;
             let kind = match meta.file_type() {
                 FileType::Directory => 'd',
@@ -30,7 +39,8 @@ fn main() -> std::io::Result<()> {
             );
             print!("{}", entry.file_name().display());
             if meta.is_symlink() {
-                print!(" -> {}", dir.read_link(&entry).await?.display());
+                let target = targets.next().expect("a target for each link");
+                print!(" -> {}", target?.display());
             }
             println!();
         }

@@ -10,7 +10,8 @@
 //!   (for `hyperfine` with a cache drop before each run);
 //! - `versus ls DIR`: an `ls -l` of DIR (type, mode, links, owner, size,
 //!   mtime, name, link target) written to memory three ways: std, a `Dir`
-//!   with `statx` awaited entry by entry, and a `Dir` with `statx_many`.
+//!   with `statx` and `read_link` awaited entry by entry, and a `Dir` with
+//!   `statx_many` and `read_links`.
 
 use std::fmt::Write as _;
 use std::io;
@@ -196,6 +197,15 @@ fn uring_ls(path: &Path, many: bool) -> io::Result<(u64, u64)> {
             }
             stats
         };
+        // With statx_many the links' targets come in one call too; entry
+        // by entry, each with its own read_link below.
+        let links = stats
+            .iter()
+            .filter(|(_, meta)| many && meta.as_ref().is_ok_and(|m| m.is_symlink()));
+        let mut targets = dir
+            .read_links(links.map(|(entry, _)| entry))
+            .await?
+            .into_iter();
         let mut out = String::new();
         let n = stats.len() as u64;
         for (entry, meta) in stats {
@@ -213,7 +223,11 @@ fn uring_ls(path: &Path, many: bool) -> io::Result<(u64, u64)> {
             let secs = mtime.map_or(0, |d| d.as_secs());
             let _ = write!(out, "{secs} {}", entry.file_name().to_string_lossy());
             if meta.is_symlink() {
-                let _ = write!(out, " -> {}", dir.read_link(&entry).await?.display());
+                let target = match targets.next() {
+                    Some(target) => target?,
+                    None => dir.read_link(&entry).await?,
+                };
+                let _ = write!(out, " -> {}", target.display());
             }
             out.push('\n');
         }

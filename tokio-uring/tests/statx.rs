@@ -197,7 +197,7 @@ fn path_cstr(path: &Path) -> std::ffi::CString {
 }
 
 #[test]
-fn statx_many_read_link_and_parent_match_std() {
+fn statx_many_read_link_read_links_and_parent_match_std() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("d");
     fs::create_dir(&dir).unwrap();
@@ -235,6 +235,37 @@ fn statx_many_read_link_and_parent_match_std() {
             let err = d.read_link("f1").await.unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
             assert!(err.to_string().contains("f1"), "{err}");
+
+            // Every name at once, links or not, in one blocking call: each
+            // result is std's for the same path, in the order asked.
+            let all: Vec<&std::ffi::OsStr> = names.iter().map(|n| n.as_os_str()).collect();
+            let targets = d.read_links(all.iter().copied()).await.unwrap();
+            assert_eq!(targets.len(), names.len());
+            let mut links = 0;
+            for (name, ours) in names.iter().zip(&targets) {
+                let path = dir.join(name);
+                match (ours, fs::read_link(&path)) {
+                    (Ok(ours), Ok(std)) => {
+                        assert_eq!(*ours, std, "{}", path.display());
+                        links += 1;
+                    }
+                    (Err(ours), Err(std)) => {
+                        assert_eq!(ours.kind(), std.kind(), "{}", path.display());
+                        assert!(
+                            ours.to_string().contains(&*name.to_string_lossy()),
+                            "{ours}"
+                        );
+                    }
+                    (ours, std) => panic!("{}: {ours:?} against std's {std:?}", path.display()),
+                }
+            }
+            assert_eq!(links, 20);
+            let missing = d.read_links(["no-such-link"]).await.unwrap();
+            assert_eq!(
+                missing[0].as_ref().unwrap_err().kind(),
+                std::io::ErrorKind::NotFound
+            );
+            assert!(d.read_links(Vec::<&str>::new()).await.unwrap().is_empty());
             let parent = d.parent_metadata(STATX_BASIC_STATS).await.unwrap();
             assert_same(&parent, tmp.path());
         });

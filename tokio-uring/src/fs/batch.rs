@@ -108,19 +108,61 @@ impl DirHandle {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub async fn read_link<'a>(&self, name: impl Into<ChildName<'a>>) -> io::Result<PathBuf> {
-        let name = name.into();
-        let path = self.path().join(name.as_os_str());
-        let cname = match CString::new(name.as_os_str().as_bytes()) {
-            Ok(cname) => cname,
-            Err(_) => {
-                let e = io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte");
-                return Err(PathError::wrap("read link", path, e));
-            }
-        };
+        let link = Link::new(self.path(), name.into());
         let fd = self.shared_fd().clone();
-        let read = tokio::task::spawn_blocking(move || read_link_at(&fd, &cname)).await;
+        let read = tokio::task::spawn_blocking(move || link.read(&fd)).await;
         read.unwrap_or_else(|e| Err(io::Error::other(e)))
-            .map_err(|e| PathError::wrap("read link", path, e))
+    }
+
+    /// The targets of the symbolic links `names` in this directory, in
+    /// their order, all read in one trip to tokio's blocking pool
+    /// (`readlinkat(2)` each): an `ls -l` pays one thread hop for its
+    /// links, not one per link.
+    ///
+    /// # Errors
+    ///
+    /// Each name has its own result, as [`read_link`](Self::read_link)
+    /// gives it. The whole call fails only if the blocking thread could
+    /// not run (the runtime is shutting down).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink("one", tmp.path().join("a"))?;
+    /// std::os::unix::fs::symlink("two", tmp.path().join("b"))?;
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::open(tmp.path()).await?;
+    ///     let targets = dir.handle().read_links(["a", "b"]).await?;
+    ///     assert_eq!(targets[0].as_ref().unwrap(), Path::new("one"));
+    ///     assert_eq!(targets[1].as_ref().unwrap(), Path::new("two"));
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn read_links<'a, I>(&self, names: I) -> io::Result<Vec<io::Result<PathBuf>>>
+    where
+        I: IntoIterator,
+        I::Item: Into<ChildName<'a>>,
+    {
+        let links: Vec<Link> = names
+            .into_iter()
+            .map(|name| Link::new(self.path(), name.into()))
+            .collect();
+        if links.is_empty() {
+            return Ok(Vec::new());
+        }
+        let fd = self.shared_fd().clone();
+        let read = tokio::task::spawn_blocking(move || {
+            links.into_iter().map(|link| link.read(&fd)).collect()
+        });
+        read.await.map_err(|e| {
+            let e = io::Error::other(format!("readlinkat on a blocking thread: {e}"));
+            PathError::wrap("read links in", self.path(), e)
+        })
     }
 
     /// The metadata of the directory's parent (`..` relative to it, which
@@ -168,6 +210,34 @@ fn stat_chunk(fd: &SharedFd, dir: &Path, chunk: Vec<DirEntry>, mask: u32) -> Vec
             (entry, meta)
         })
         .collect()
+}
+
+/// A symbolic link to read: its path (for errors) and its name (`None`
+/// when it holds a NUL byte, which no system call can be passed).
+struct Link {
+    path: PathBuf,
+    name: Option<CString>,
+}
+
+impl Link {
+    fn new(dir: &Path, name: ChildName<'_>) -> Link {
+        Link {
+            path: dir.join(name.as_os_str()),
+            name: CString::new(name.as_os_str().as_bytes()).ok(),
+        }
+    }
+
+    /// Its target, relative to the directory `fd` (on a blocking thread).
+    fn read(self, fd: &SharedFd) -> io::Result<PathBuf> {
+        let read = match &self.name {
+            Some(name) => read_link_at(fd, name),
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "name contains a NUL byte",
+            )),
+        };
+        read.map_err(|e| PathError::wrap("read link", self.path, e))
+    }
 }
 
 fn read_link_at(fd: &SharedFd, name: &std::ffi::CStr) -> io::Result<PathBuf> {
@@ -247,6 +317,39 @@ impl Dir {
     /// ```
     pub async fn read_link<'a>(&self, name: impl Into<ChildName<'a>>) -> io::Result<PathBuf> {
         self.handle_ref().read_link(name).await
+    }
+
+    /// As [`DirHandle::read_links`]: the targets of many symbolic links in
+    /// one blocking call.
+    ///
+    /// # Errors
+    ///
+    /// As [`DirHandle::read_links`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::Dir;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink("/", tmp.path().join("up"))?;
+    /// std::fs::write(tmp.path().join("file"), "")?;
+    /// tokio_uring::start(async {
+    ///     let dir = Dir::open(tmp.path()).await?;
+    ///     let targets = dir.read_links(["up", "file"]).await?;
+    ///     assert_eq!(targets[0].as_ref().unwrap(), std::path::Path::new("/"));
+    ///     // Not a link: EINVAL, as readlinkat(2) says.
+    ///     assert_eq!(targets[1].as_ref().unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn read_links<'a, I>(&self, names: I) -> io::Result<Vec<io::Result<PathBuf>>>
+    where
+        I: IntoIterator,
+        I::Item: Into<ChildName<'a>>,
+    {
+        self.handle_ref().read_links(names).await
     }
 
     /// As [`DirHandle::parent_metadata`].
