@@ -109,9 +109,10 @@ impl DirHandle {
     /// ```
     pub async fn read_link<'a>(&self, name: impl Into<ChildName<'a>>) -> io::Result<PathBuf> {
         let link = Link::new(self.path(), name.into());
+        let path = link.path.clone();
         let fd = self.shared_fd().clone();
         let read = tokio::task::spawn_blocking(move || link.read(&fd)).await;
-        read.unwrap_or_else(|e| Err(io::Error::other(e)))
+        read.unwrap_or_else(|e| Err(PathError::wrap("read link", path, io::Error::other(e))))
     }
 
     /// The targets of the symbolic links `names` in this directory, in
