@@ -150,7 +150,7 @@ fn chunked_reads_from_every_d_off_match_getdents64() {
                 break;
             }
             let records = parse(&buf[..res as usize]);
-            let want = common::expected_from(&all[got.len().min(all.len())..], 0, len, 0);
+            let want = common::expected_after(all, got.len(), len, 0);
             let what = format!("buffer of {len} bytes from {offset}");
             short += usize::from(assert_full_or_short(&records, want, short_allowed, &what));
             offset = records.last().unwrap().off;
@@ -255,8 +255,7 @@ fn assert_eof_on_last_read_by(
         reads.with_records += 1;
         let records = parse(&buf[..res as usize]);
         // The full read from here: the records after those already got.
-        let start = got.len().min(all.len());
-        let want = common::expected_from(&all[start..], 0, len, 0);
+        let want = common::expected_after(all, got.len(), len, 0);
         if assert_full_or_short(
             &records,
             want,
@@ -502,7 +501,7 @@ fn offset_minus_one_reads_at_the_file_position() {
             break;
         }
         let records = parse(&buf[..res as usize]);
-        let want = common::expected_from(&all[got.len().min(all.len())..], 0, buf.len(), 0);
+        let want = common::expected_after(all, got.len(), buf.len(), 0);
         let what = format!("read {} at -1", got.len());
         short += usize::from(assert_full_or_short(&records, want, short_allowed, &what));
         assert_eq!(position(dir), records.last().unwrap().off);
@@ -583,7 +582,7 @@ fn linked_reads_at_minus_one_list_the_directory_in_order() {
         ended |= res == 0;
         if res > 0 {
             let records = parse(&buffers[i][..res as usize]);
-            let want = common::expected_from(&all[got.len().min(all.len())..], 0, LEN, 0);
+            let want = common::expected_after(all, got.len(), LEN, 0);
             let what = format!("linked read {i}");
             short += usize::from(assert_full_or_short(&records, want, short_allowed, &what));
             got.extend(records);

@@ -229,8 +229,7 @@ fn list_chained(
         }
         let records = parse_plus(&buf[..res as usize]);
         assert!(!records.is_empty());
-        let start = got.len().min(all.len());
-        let expected = common::expected_from(&all[start..], 0, len, TAIL_LEN);
+        let expected = common::expected_after(all, got.len(), len, TAIL_LEN);
         let what = format!("buffer of {len} bytes");
         if len <= EXACT_FIT_MAX || short_allowed {
             short += usize::from(assert_full_or_short(

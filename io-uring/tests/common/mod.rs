@@ -108,6 +108,14 @@ pub fn expected_from(all: &[Record], offset: u64, len: usize, tail_len: usize) -
     &all[start..start + fitting]
 }
 
+/// The records a full read of `len` bytes returns once the first `done`
+/// records of the listing `all` were read: [`expected_from`] the entry
+/// after them, counted rather than found by `d_off` (a read that stopped
+/// short ends with a `d_off` of its own).
+pub fn expected_after(all: &[Record], done: usize, len: usize, tail_len: usize) -> &[Record] {
+    expected_from(&all[done.min(all.len())..], 0, len, tail_len)
+}
+
 /// Whether `dir` is on a filesystem whose non-blocking reads may come back
 /// short (ext4, XFS: kernel/README.md, "A short read's last `d_off`").
 pub fn short_reads_allowed(dir: &fs::File) -> bool {
