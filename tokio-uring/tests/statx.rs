@@ -6,14 +6,15 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use common::{backends, builder};
+use common::{backends, builder, child_arg, run_child};
 use futures_util::StreamExt;
 use io_uring_getdents::syscall;
 use tokio_uring_getdents::fs::{
-    statx, Dir, FileId, FileType, Metadata, STATX_BASIC_STATS, STATX_MNT_ID, STATX_SIZE,
+    statx, Dir, FileId, FileType, Metadata, STATX_BASIC_STATS, STATX_MANY_CHUNK, STATX_MNT_ID,
+    STATX_SIZE,
 };
 
 fn assert_same(ours: &Metadata, path: &Path) {
@@ -268,6 +269,55 @@ fn statx_many_read_link_read_links_and_parent_match_std() {
             assert!(d.read_links(Vec::<&str>::new()).await.unwrap().is_empty());
             let parent = d.parent_metadata(STATX_BASIC_STATS).await.unwrap();
             assert_same(&parent, tmp.path());
+        });
+    }
+}
+
+/// Chunks after the first stat through a descriptor of their own, `.`
+/// opened relative to the directory's; where that open is refused (the
+/// directory lost its read permission after the `Dir` was opened), the
+/// `Dir`'s own descriptor serves and every entry still gets std's
+/// metadata. Run as nobody, for whom the permission counts.
+#[test]
+fn statx_many_answers_where_the_directory_cannot_be_opened_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("d");
+    fs::create_dir(&dir).unwrap();
+    // Three chunks.
+    for i in 0..2 * STATX_MANY_CHUNK + 7 {
+        fs::write(dir.join(format!("f{i}")), vec![b'x'; i % 13]).unwrap();
+    }
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    run_child("child_statx_many_search_only", &dir, true);
+}
+
+#[test]
+#[ignore = "run by statx_many_answers_where_the_directory_cannot_be_opened_again as nobody"]
+fn child_statx_many_search_only() {
+    let Some(dir) = child_arg() else { return };
+    for choice in backends() {
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        tokio_uring::start(async {
+            let mut d = builder(choice).open(&dir).await.unwrap();
+            let mut entries = Vec::new();
+            while let Some(entry) = d.next().await {
+                entries.push(entry.unwrap());
+            }
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o100)).unwrap();
+            let again = syscall::open_dir_at(Some(d.as_fd()), c".");
+            assert_eq!(
+                again.unwrap_err().kind(),
+                std::io::ErrorKind::PermissionDenied,
+                "the test needs the open to be refused"
+            );
+            let n = entries.len();
+            let stats = d.statx_many(entries, STATX_BASIC_STATS).await.unwrap();
+            assert_eq!(stats.len(), n);
+            for (entry, meta) in &stats {
+                let meta = meta.as_ref().unwrap_or_else(|e| panic!("{choice:?}: {e}"));
+                assert_same(meta, &dir.join(entry.file_name()));
+            }
         });
     }
 }
