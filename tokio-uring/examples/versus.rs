@@ -11,7 +11,10 @@
 //! - `versus ls DIR`: an `ls -l` of DIR (type, mode, links, owner, size,
 //!   mtime, name, link target) written to memory three ways: std, a `Dir`
 //!   with `statx` and `read_link` awaited entry by entry, and a `Dir` with
-//!   `statx_many` and `read_links`.
+//!   `statx_many` and `read_links`: std and the latter once per round for
+//!   41 rounds (the runtime is started in each run, as a program does),
+//!   median wall time and median ratio to std in the same round; the
+//!   first as the walk is measured.
 
 use std::fmt::Write as _;
 use std::io;
@@ -51,9 +54,14 @@ fn main() -> io::Result<()> {
         }
         ["ls", dir] => {
             let dir = Path::new(dir);
-            report("ls -l with std::fs", || std_ls(dir))?;
+            let ways: [(&str, LsFn); 2] = [
+                ("ls -l with std::fs", std_ls),
+                ("ls -l, Dir + statx_many", |d| uring_ls(d, true)),
+            ];
+            interleaved(dir, &ways)?;
+            // Not in the rounds: its 1 500 io-wq hops would slow the next
+            // run of the others.
             report("ls -l, Dir + statx per entry", || uring_ls(dir, false))?;
-            report("ls -l, Dir + statx_many", || uring_ls(dir, true))?;
         }
         _ => usage(),
     }
@@ -86,6 +94,45 @@ fn report(way: &str, mut f: impl FnMut() -> io::Result<(u64, u64)>) -> io::Resul
         first.0,
         first.1
     );
+    Ok(())
+}
+
+type LsFn = fn(&Path) -> io::Result<(u64, u64)>;
+
+/// Rounds of [`interleaved`]: each runs every way once, so that a burst of
+/// load elsewhere falls on all of them.
+const LS_ROUNDS: usize = 41;
+
+/// Each way of `ways` on `dir`, in [`LS_ROUNDS`] rounds after one warm-up:
+/// the median wall time of each, and the median over the rounds of its
+/// time divided by the first way's in the same round.
+fn interleaved(dir: &Path, ways: &[(&str, LsFn)]) -> io::Result<()> {
+    let mut times = vec![Vec::with_capacity(LS_ROUNDS); ways.len()];
+    let mut firsts = Vec::new();
+    for (_, way) in ways {
+        firsts.push(way(dir)?);
+    }
+    for _ in 0..LS_ROUNDS {
+        for ((_, way), times) in ways.iter().zip(&mut times) {
+            let start = Instant::now();
+            way(dir)?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (((way, _), mine), got) in ways.iter().zip(&times).zip(firsts) {
+        let ratios = mine.iter().zip(&times[0]).map(|(m, b)| m / b).collect();
+        println!(
+            "{way:<32} {:>9.2} ms wall, {:.2} x the first   ({} entries, {} bytes)",
+            median(mine.clone()),
+            median(ratios),
+            got.0,
+            got.1
+        );
+    }
     Ok(())
 }
 
