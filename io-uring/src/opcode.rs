@@ -63,6 +63,20 @@ impl From<io_uring_0_7::types::Fixed> for Target {
 /// ```
 pub const GETDENTS_PLUS: u32 = 1 << 0;
 
+/// `IORING_GETDENTS_PLUS_DCACHE`, with [`GETDENTS_PLUS`]: the kernel looks
+/// names up in the dcache only, inline or in io-wq, and a record whose
+/// name would need the filesystem carries `-EAGAIN` in place of its
+/// `statx`, for the caller to stat itself. [`GetDents::plus_dcache`] sets
+/// both. On its own, or on a kernel whose readdirplus predates it, the
+/// flag is `-EINVAL`; [`PlusSupport::dcache`] says whether it is there.
+///
+/// [`PlusSupport::dcache`]: crate::detect::PlusSupport::dcache
+///
+/// ```
+/// assert_eq!(io_uring_getdents::opcode::GETDENTS_PLUS_DCACHE, 2);
+/// ```
+pub const GETDENTS_PLUS_DCACHE: u32 = 1 << 1;
+
 /// Read directory entries, like `getdents64(2)`, from a given position.
 ///
 /// Not in any released kernel: this project's patch (`kernel/` in the
@@ -108,6 +122,7 @@ pub struct GetDents {
     offset: u64,
     opcode: u8,
     plus_mask: Option<u32>,
+    dcache: bool,
 }
 
 impl GetDents {
@@ -124,6 +139,7 @@ impl GetDents {
             offset: 0,
             opcode: GetDents::CODE,
             plus_mask: None,
+            dcache: false,
         }
     }
 
@@ -202,6 +218,34 @@ impl GetDents {
     /// ```
     pub const fn plus(mut self, mask: u32) -> GetDents {
         self.plus_mask = Some(mask);
+        self.dcache = false;
+        self
+    }
+
+    /// [`plus`](GetDents::plus) whose lookups never wait
+    /// ([`GETDENTS_PLUS_DCACHE`]): a name not in the dcache (or one whose
+    /// lookup or attributes would need the filesystem) comes with
+    /// `-EAGAIN` (`ErrorKind::WouldBlock` from
+    /// [`DirentPlus::stat`](crate::plus::DirentPlus::stat)) for you to
+    /// `statx` yourself. A warm directory is read and stat'ed inline; a
+    /// cold one still lists its names as soon as they are read, and their
+    /// lookups can then wait side by side rather than one after the other
+    /// in the request's io-wq worker.
+    ///
+    /// Submit it only where [`PlusSupport::dcache`] is true.
+    ///
+    /// [`PlusSupport::dcache`]: crate::detect::PlusSupport::dcache
+    ///
+    /// ```
+    /// use io_uring_getdents::{io_uring::types, opcode::GetDents};
+    /// let sqe = GetDents::new(types::Fd(3), std::ptr::null_mut(), 0)
+    ///     .plus_dcache(libc::STATX_SIZE)
+    ///     .build();
+    /// # drop(sqe);
+    /// ```
+    pub const fn plus_dcache(mut self, mask: u32) -> GetDents {
+        self.plus_mask = Some(mask);
+        self.dcache = true;
         self
     }
 
@@ -253,6 +297,7 @@ impl GetDents {
             offset,
             opcode,
             plus_mask,
+            dcache,
         } = self;
         let (fd, flags) = match fd {
             Target::Fd(fd) => (fd, 0),
@@ -262,6 +307,7 @@ impl GetDents {
         // Readdirplus passes its statx mask in the otherwise unused
         // file_index word: GETDENTS takes no fixed-file slot to install into.
         let (op_flags, file_index) = match plus_mask {
+            Some(mask) if dcache => (GETDENTS_PLUS | GETDENTS_PLUS_DCACHE, mask),
             Some(mask) => (GETDENTS_PLUS, mask),
             None => (0, 0),
         };

@@ -133,8 +133,10 @@ impl<'a> DirentPlus<'a> {
     /// The entry's `statx`, copied out of the buffer, or the error the
     /// kernel's lookup gave (`raw_os_error()` is the errno): `EOPNOTSUPP`
     /// for `..`, `EACCES` without search permission on the directory,
-    /// `ENOENT` for an entry removed after the read, or whatever `statx(2)`
-    /// would have answered.
+    /// `ENOENT` for an entry removed after the read, `EAGAIN` for a name
+    /// a [`plus_dcache`](crate::opcode::GetDents::plus_dcache) read did
+    /// not look up (stat it yourself), or whatever `statx(2)` would have
+    /// answered.
     pub fn stat(&self) -> io::Result<libc::statx> {
         if self.errno != 0 {
             return Err(io::Error::from_raw_os_error(self.errno));

@@ -24,7 +24,7 @@ use io_uring_getdents::cqe;
 use io_uring_getdents::detect::{self, PlusSupport};
 use io_uring_getdents::dirent::{FileType, MIN_RECORD_LEN as PLAIN_MIN_RECORD_LEN};
 use io_uring_getdents::io_uring::{squeue, types, IoUring};
-use io_uring_getdents::opcode::{GetDents, Target};
+use io_uring_getdents::opcode::{GetDents, Target, GETDENTS_PLUS, GETDENTS_PLUS_DCACHE};
 use io_uring_getdents::plus::{DirentPlusIter, MIN_RECORD_LEN, TAIL_LEN};
 use io_uring_getdents::syscall::{seek_dir, statx};
 
@@ -41,7 +41,7 @@ const EXACT_FIT_MAX: usize = 16 * 1024;
 /// require it.
 fn plus_opcode() -> Option<u8> {
     match detect::plus_cached() {
-        PlusSupport::Available { opcode } => Some(*opcode),
+        PlusSupport::Available { opcode, .. } => Some(*opcode),
         PlusSupport::Unavailable(why) if required() => {
             common::unavailable_but_required("readdirplus", why)
         }
@@ -189,6 +189,23 @@ fn plus_once(
         .plus(mask)
         .build()
         .user_data(17);
+    submit_and_reap(ring, sqe)
+}
+
+/// [`plus_once`] with lookups from the dcache only, for all of [`MASK`].
+fn plus_dcache_once(
+    ring: &mut IoUring,
+    opcode: u8,
+    fd: Target,
+    buf: &mut [u8],
+    offset: u64,
+) -> (i32, u32) {
+    let sqe = GetDents::new(fd, buf.as_mut_ptr(), buf.len() as u32)
+        .offset(offset)
+        .opcode(opcode)
+        .plus_dcache(MASK)
+        .build()
+        .user_data(18);
     submit_and_reap(ring, sqe)
 }
 
@@ -405,26 +422,28 @@ fn a_reserved_mask_bit_or_an_unknown_flag_is_einval() {
     // Every other mask is taken, as statx(2) takes it.
     let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, 0, 0);
     assert!(res > 0, "mask 0: {res}");
-    // A flag beside IORING_GETDENTS_PLUS in rw_flags (bytes 28-31), kept
-    // free for later flags.
-    let valid = GetDents::new(fd, buf.as_mut_ptr(), 4096)
-        .opcode(opcode)
-        .plus(MASK)
-        .build()
-        .user_data(4);
-    // SAFETY: `squeue::Entry` is a `#[repr(C)]` wrapper of the 64-byte
-    // io_uring_sqe made of integers only, so it converts to bytes and back
-    // with every bit pattern valid.
-    let mut bytes = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(valid) };
-    bytes[28..32]
-        .copy_from_slice(&(io_uring_getdents::opcode::GETDENTS_PLUS | 1 << 1).to_ne_bytes());
-    // SAFETY: as above.
-    let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
-    assert_eq!(
-        submit_and_reap(&mut ring, sqe).0,
-        -libc::EINVAL,
-        "rw_flags bit 1"
-    );
+    // rw_flags (bytes 28-31): a flag beside IORING_GETDENTS_PLUS and
+    // IORING_GETDENTS_PLUS_DCACHE, kept free for later ones, and the
+    // latter without the former.
+    let flags = [
+        ("rw_flags bit 2", GETDENTS_PLUS | 1 << 2),
+        ("IORING_GETDENTS_PLUS_DCACHE alone", GETDENTS_PLUS_DCACHE),
+    ];
+    for (what, flags) in flags {
+        let valid = GetDents::new(fd, buf.as_mut_ptr(), 4096)
+            .opcode(opcode)
+            .plus(MASK)
+            .build()
+            .user_data(4);
+        // SAFETY: `squeue::Entry` is a `#[repr(C)]` wrapper of the 64-byte
+        // io_uring_sqe made of integers only, so it converts to bytes and
+        // back with every bit pattern valid.
+        let mut bytes = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(valid) };
+        bytes[28..32].copy_from_slice(&flags.to_ne_bytes());
+        // SAFETY: as above.
+        let sqe = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bytes) };
+        assert_eq!(submit_and_reap(&mut ring, sqe).0, -libc::EINVAL, "{what}");
+    }
     // The kernel wrote through `buf` only while it was alive.
     drop(buf);
 }
@@ -568,5 +587,76 @@ fn an_entry_removed_between_reads_has_no_record_or_enoent() {
     assert!(
         kept.into_iter().all(listed),
         "a name that was not removed is missing"
+    );
+}
+
+/// Lookups from the dcache only (`IORING_GETDENTS_PLUS_DCACHE`): with the
+/// directory's dentries in memory every record carries what a full lookup
+/// gives; once they are dropped (`drop_caches`, which tmpfs survives) a
+/// name carries `EAGAIN` or, if still cached, its statx; a full lookup
+/// brings them back, and the next read from the dcache answers them all
+/// again. The listing itself (names, `d_off`, the end flag) is always
+/// getdents64's.
+#[test]
+fn dcache_lookups_answer_from_memory_or_with_eagain() {
+    let Some((opcode, mut ring)) = plus_ring() else {
+        return;
+    };
+    let plus = detect::plus_cached();
+    if !plus.dcache() {
+        if required() {
+            common::unavailable_but_required("readdirplus from the dcache only", plus);
+        }
+        common::skipped(plus);
+        return;
+    }
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 120);
+    let fd = Target::Fd(dir.as_raw_fd());
+    let len = 8192;
+    let list = |ring: &mut IoUring, dcache: bool| {
+        list_chained(dir, all, len, |offset, buf| match dcache {
+            true => plus_dcache_once(ring, opcode, fd, buf, offset),
+            false => plus_once(ring, opcode, fd, buf, offset, MASK),
+        })
+    };
+    // Each record: EAGAIN where `eagain_allowed`, else statx(2)'s answer.
+    let check = |got: &[Plus], eagain_allowed: bool| {
+        let mut not_looked_up = 0;
+        for record in got {
+            match record.stat {
+                Err(libc::EAGAIN) if eagain_allowed && !matches!(record.name(), b"." | b"..") => {
+                    not_looked_up += 1;
+                }
+                _ => assert_carries_statx_of_its_name(dir, record),
+            }
+        }
+        not_looked_up
+    };
+
+    for record in all {
+        let _ = statx_of(dir, &record.name);
+    }
+    assert_eq!(check(&list(&mut ring, true), false), 0, "warm");
+
+    // Drops every unused dentry and inode of the machine: only in the
+    // test VM, which is where this kernel runs.
+    if !required() {
+        return;
+    }
+    fs::write("/proc/sys/vm/drop_caches", "2").unwrap();
+    let not_looked_up = check(&list(&mut ring, true), true);
+    if short_reads_allowed(dir) {
+        assert!(
+            not_looked_up > 0,
+            "ext4 and XFS drop the dentries of {} names",
+            all.len()
+        );
+    }
+    println!("{not_looked_up} of {} names not in the dcache", all.len());
+    check(&list(&mut ring, false), false);
+    assert_eq!(
+        check(&list(&mut ring, true), false),
+        0,
+        "after full lookups"
     );
 }

@@ -9,7 +9,9 @@ use std::io;
 use std::os::fd::AsFd;
 use std::sync::OnceLock;
 
-use super::self_test::{first_difference, listing, read_chained, ChainError, Record, TestDir};
+use super::self_test::{
+    first_difference, listing, read_chained, ChainError, Plus, Record, TestDir,
+};
 use super::{cached, Support};
 use crate::plus::DirentPlusIter;
 use crate::syscall::statx;
@@ -88,6 +90,9 @@ pub enum PlusSupport {
     Available {
         /// The number to pass to [`GetDents::opcode`](crate::opcode::GetDents::opcode).
         opcode: u8,
+        /// Whether [`GetDents::plus_dcache`](crate::opcode::GetDents::plus_dcache)
+        /// works too (lookups from the dcache only).
+        dcache: bool,
     },
     /// Readdirplus cannot be used, and why.
     Unavailable(PlusUnavailable),
@@ -98,23 +103,39 @@ impl PlusSupport {
     ///
     /// ```
     /// use io_uring_getdents::detect::{PlusSupport, PlusUnavailable};
-    /// assert_eq!(PlusSupport::Available { opcode: 58 }.opcode(), Some(58));
+    /// let plus = PlusSupport::Available { opcode: 58, dcache: false };
+    /// assert_eq!(plus.opcode(), Some(58));
     /// assert_eq!(PlusSupport::Unavailable(PlusUnavailable::Disabled).opcode(), None);
     /// ```
     pub fn opcode(&self) -> Option<u8> {
         match self {
-            PlusSupport::Available { opcode } => Some(*opcode),
+            PlusSupport::Available { opcode, .. } => Some(*opcode),
             PlusSupport::Unavailable(_) => None,
         }
+    }
+
+    /// Whether readdirplus is available with lookups from the dcache only
+    /// ([`GetDents::plus_dcache`](crate::opcode::GetDents::plus_dcache)).
+    ///
+    /// ```
+    /// use io_uring_getdents::detect::{PlusSupport, PlusUnavailable};
+    /// assert!(PlusSupport::Available { opcode: 58, dcache: true }.dcache());
+    /// assert!(!PlusSupport::Available { opcode: 58, dcache: false }.dcache());
+    /// assert!(!PlusSupport::Unavailable(PlusUnavailable::Disabled).dcache());
+    /// ```
+    pub fn dcache(&self) -> bool {
+        matches!(self, PlusSupport::Available { dcache: true, .. })
     }
 }
 
 impl fmt::Display for PlusSupport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PlusSupport::Available { opcode } => write!(
+            PlusSupport::Available { opcode, dcache } => write!(
                 f,
-                "readdirplus (IORING_GETDENTS_PLUS) available with GETDENTS opcode {opcode}"
+                "readdirplus (IORING_GETDENTS_PLUS) available with GETDENTS opcode {opcode}, {} \
+                 lookups from the dcache only (IORING_GETDENTS_PLUS_DCACHE)",
+                if *dcache { "with" } else { "without" }
             ),
             PlusSupport::Unavailable(why) => write!(f, "readdirplus unavailable: {why}"),
         }
@@ -134,7 +155,11 @@ impl fmt::Display for PlusSupport {
 /// for its name in the fields that cannot change meanwhile: type and mode,
 /// inode, link count, owner, group, size, blocks and device. A kernel that
 /// answers the flag with `-EINVAL` has GETDENTS without the mode:
-/// [`PlusUnavailable::NotSupported`].
+/// [`PlusUnavailable::NotSupported`]. The same reads are then made with
+/// lookups from the dcache only: `dcache` is true if they list the same
+/// records with the same answers (a name not looked up, `EAGAIN`, is
+/// accepted), false if the kernel refuses that flag with `-EINVAL`; any
+/// other failure makes readdirplus unavailable.
 ///
 /// # Example
 ///
@@ -153,7 +178,7 @@ pub fn detect_plus(support: &Support) -> PlusSupport {
         Ok(true) => match support.opcode() {
             None => unavailable(PlusUnavailable::NoGetdents(support.to_string())),
             Some(opcode) => match plus_self_test(opcode) {
-                Ok(()) => PlusSupport::Available { opcode },
+                Ok(dcache) => PlusSupport::Available { opcode, dcache },
                 Err(why) => unavailable(why),
             },
         },
@@ -212,40 +237,63 @@ const PLUS_TEST_MASK: u32 = libc::STATX_TYPE
     | libc::STATX_BLOCKS;
 
 /// The readdirplus self-test, for an `opcode` that passed GETDENTS' own
-/// ([`self_test`](super::self_test::self_test)).
-fn plus_self_test(opcode: u8) -> Result<(), PlusUnavailable> {
+/// ([`self_test`](super::self_test::self_test)): whether lookups from the
+/// dcache only work too, or why readdirplus is unavailable.
+fn plus_self_test(opcode: u8) -> Result<bool, PlusUnavailable> {
     let fail = |error: io::Error| PlusUnavailable::SelfTest { opcode, error };
     let dir = TestDir::create(PLUS_TEST_FILES).map_err(fail)?;
     let file = fs::File::open(&dir.0).map_err(fail)?;
     let expected = listing(&file).map_err(fail)?;
-    let got = read_chained(
-        &file,
-        opcode,
-        Some(PLUS_TEST_MASK),
-        PLUS_TEST_READ_LEN,
-        expected.len(),
-        |buf, out| collect_plus(&file, buf, out),
-    )
-    .map_err(|e| match e {
-        // The kernel checks the flags before anything else, so a GETDENTS
-        // without the mode refuses the first read.
-        ChainError::Errno {
-            errno: libc::EINVAL,
-            first: true,
-        } => PlusUnavailable::NotSupported { opcode },
+    let read = |plus| {
+        let got = read_chained(
+            &file,
+            opcode,
+            Some(plus),
+            PLUS_TEST_READ_LEN,
+            expected.len(),
+            |buf, out| collect_plus(&file, matches!(plus, Plus::Dcache(_)), buf, out),
+        )?;
+        match first_difference(&expected, &got) {
+            Some(detail) => Err(ChainError::Mismatch(detail)),
+            None => Ok(()),
+        }
+    };
+    let failed = |e| match e {
         ChainError::Errno { errno, .. } => fail(io::Error::from_raw_os_error(errno)),
         ChainError::Io(error) => fail(error),
         ChainError::Mismatch(detail) => PlusUnavailable::Mismatch { opcode, detail },
-    })?;
-    match first_difference(&expected, &got) {
-        Some(detail) => Err(PlusUnavailable::Mismatch { opcode, detail }),
-        None => Ok(()),
+    };
+    // The kernel checks the flags before anything else, so a GETDENTS
+    // without a mode refuses the first read.
+    let refused = |e: &ChainError| {
+        matches!(
+            e,
+            ChainError::Errno {
+                errno: libc::EINVAL,
+                first: true
+            }
+        )
+    };
+    match read(Plus::Lookups(PLUS_TEST_MASK)) {
+        Err(e) if refused(&e) => return Err(PlusUnavailable::NotSupported { opcode }),
+        Err(e) => return Err(failed(e)),
+        Ok(()) => {}
+    }
+    match read(Plus::Dcache(PLUS_TEST_MASK)) {
+        Err(e) if refused(&e) => Ok(false),
+        Err(e) => Err(failed(e)),
+        Ok(()) => Ok(true),
     }
 }
 
 /// [`collect`](super::self_test::collect) for readdirplus records of `dir`, checking each one's
 /// `statx` against `statx(2)` of its name (`..` must carry `EOPNOTSUPP`).
-fn collect_plus(dir: &fs::File, buf: &[u8], out: &mut Vec<Record>) -> Result<(), ChainError> {
+fn collect_plus(
+    dir: &fs::File,
+    dcache: bool,
+    buf: &[u8],
+    out: &mut Vec<Record>,
+) -> Result<(), ChainError> {
     for entry in DirentPlusIter::new(buf) {
         let entry = entry.map_err(|e| ChainError::Io(e.into()))?;
         let name = entry.name();
@@ -254,6 +302,9 @@ fn collect_plus(dir: &fs::File, buf: &[u8], out: &mut Vec<Record>) -> Result<(),
             (b"..", Err(e)) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {}
             (b"..", Err(e)) => return Err(mismatch(format!("{e} instead of EOPNOTSUPP"))),
             (b"..", Ok(_)) => return Err(mismatch("a statx instead of EOPNOTSUPP".into())),
+            // Only lookups from the dcache answer this, for a name that
+            // was not there; a full lookup must not.
+            (_, Err(e)) if e.raw_os_error() == Some(libc::EAGAIN) && dcache => {}
             (_, Err(e)) => return Err(mismatch(format!("the statx failed: {e}"))),
             (_, Ok(got)) => {
                 let want = statx(
@@ -371,13 +422,16 @@ mod tests {
             }
             buf
         };
-        let check = |buf: &[u8]| {
+        let check = |dcache: bool, buf: &[u8]| {
             let mut got = Vec::new();
-            collect_plus(&file, buf, &mut got).map(|()| got)
+            collect_plus(&file, dcache, buf, &mut got).map(|()| got)
         };
 
-        let got = check(&build(&|_, _, _| {})).unwrap_or_else(|_| panic!("a faithful buffer"));
-        assert_eq!(first_difference(&expected, &got), None);
+        for dcache in [false, true] {
+            let got = check(dcache, &build(&|_, _, _| {}))
+                .unwrap_or_else(|_| panic!("a faithful buffer"));
+            assert_eq!(first_difference(&expected, &got), None);
+        }
 
         // The record changed below: the last one that is a file, since
         // `.` and `..` can come last too (ext4 hashes every name of a
@@ -387,7 +441,19 @@ mod tests {
             .iter()
             .rposition(|(.., name)| name != b"." && name != b"..")
             .expect("the test directory holds files");
-        let wrong: [(&str, Change<'_>); 5] = [
+        // A name not looked up: only where the reads asked for lookups
+        // from the dcache only.
+        let not_looked_up: Change<'_> = &|i, _, r| {
+            if i == last {
+                *r = Err(libc::EAGAIN);
+            }
+        };
+        assert!(check(true, &build(not_looked_up)).is_ok());
+        assert!(matches!(
+            check(false, &build(not_looked_up)),
+            Err(ChainError::Mismatch(_))
+        ));
+        let wrong: [(&str, Change<'_>); 6] = [
             ("a statx for ..", &|_, name, r| {
                 if name == b".." {
                     *r = Ok(stat(b"."));
@@ -396,6 +462,11 @@ mod tests {
             ("another error for ..", &|_, name, r| {
                 if name == b".." {
                     *r = Err(libc::EACCES);
+                }
+            }),
+            ("EAGAIN for ..", &|_, name, r| {
+                if name == b".." {
+                    *r = Err(libc::EAGAIN);
                 }
             }),
             ("an error for a file", &|i, _, r| {
@@ -415,9 +486,11 @@ mod tests {
             }),
         ];
         for (what, change) in wrong {
-            match check(&build(change)) {
-                Err(ChainError::Mismatch(detail)) => println!("{what}: {detail}"),
-                _ => panic!("{what}: accepted"),
+            for dcache in [false, true] {
+                match check(dcache, &build(change)) {
+                    Err(ChainError::Mismatch(detail)) => println!("{what}: {detail}"),
+                    _ => panic!("{what}: accepted (dcache {dcache})"),
+                }
             }
         }
     }

@@ -75,8 +75,17 @@ pub(super) enum ChainError {
     Mismatch(String),
 }
 
-/// Lists `file` with GETDENTS reads of `len` bytes (readdirplus with
-/// `plus`'s mask), each from the last record's `d_off`, until a read
+/// The readdirplus mode of [`read_chained`]'s reads, with its mask.
+#[derive(Clone, Copy)]
+pub(super) enum Plus {
+    /// [`GetDents::plus`]: every name looked up.
+    Lookups(u32),
+    /// [`GetDents::plus_dcache`]: from the dcache only.
+    Dcache(u32),
+}
+
+/// Lists `file` with GETDENTS reads of `len` bytes (readdirplus as `plus`
+/// asks), each from the last record's `d_off`, until a read
 /// returns 0; `collect` appends each read's records. A read flagged as the
 /// end of the directory must be followed by nothing (users stop there; the
 /// read of 0 bytes after it still comes, to check that), and a directory of
@@ -84,7 +93,7 @@ pub(super) enum ChainError {
 pub(super) fn read_chained(
     file: &fs::File,
     opcode: u8,
-    plus: Option<u32>,
+    plus: Option<Plus>,
     len: usize,
     entries: usize,
     mut collect: impl FnMut(&[u8], &mut Vec<Record>) -> Result<(), ChainError>,
@@ -100,8 +109,10 @@ pub(super) fn read_chained(
         let mut entry = GetDents::new(types::Fd(file.as_raw_fd()), buf.as_mut_ptr(), len as u32)
             .offset(offset)
             .opcode(opcode);
-        if let Some(mask) = plus {
-            entry = entry.plus(mask);
+        match plus {
+            Some(Plus::Lookups(mask)) => entry = entry.plus(mask),
+            Some(Plus::Dcache(mask)) => entry = entry.plus_dcache(mask),
+            None => {}
         }
         let sqe = entry.build().user_data(1);
         // SAFETY: `buf` and `file` stay alive and untouched until the
