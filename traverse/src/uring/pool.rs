@@ -14,6 +14,9 @@ pub(super) struct Uring {
     /// Whether its reads return each entry's statx too (readdirplus): then
     /// an entry needs no STATX of its own.
     pub(super) plus: bool,
+    /// Whether readdirplus looks names up in the dcache only, so that a
+    /// cold name comes back at once, with `EAGAIN`, and gets a STATX.
+    pub(super) plus_dcache: bool,
     /// Directories each worker may keep in flight (descriptors allowing).
     pub(super) dirs_per_worker: usize,
     /// Set once a read blocked on the disk.
@@ -67,6 +70,7 @@ pub(crate) fn walk(
     let uring = Uring {
         getdents: io_uring_getdents::detect::cached().opcode(),
         plus: io_uring_getdents::detect::plus_cached().opcode().is_some(),
+        plus_dcache: io_uring_getdents::detect::plus_cached().dcache(),
         dirs_per_worker: 1 + extra / max,
         cold: AtomicBool::new(false),
         caller: std::thread::current().id(),

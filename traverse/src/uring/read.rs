@@ -222,7 +222,11 @@ impl<'p> Walker<'p> {
         .offset(r.offset)
         .opcode(code);
         if r.plus {
-            read = read.plus(self.pool.shared.config.statx_mask());
+            let mask = self.pool.shared.config.statx_mask();
+            read = match self.pool.engine.plus_dcache {
+                true => read.plus_dcache(mask),
+                false => read.plus(mask),
+            };
         }
         let sqe = read.build().user_data(READ_TAG | ai as u64);
         r.submitted = Instant::now();

@@ -32,10 +32,24 @@ impl Walker<'_> {
             parts,
             ..
         } = r;
-        // Readdirplus stat'ed them already: no order makes that cheaper.
-        if cold && stats.is_empty() && shared.inode_order(ents.len()) {
-            ents.sort_unstable_by_key(|e| e.ino);
-        }
+        // In inode order, the stats a cold directory still needs: all
+        // without readdirplus, those it did not look up with it.
+        let stats = if cold && shared.inode_order(ents.len()) {
+            if stats.is_empty() {
+                ents.sort_unstable_by_key(|e| e.ino);
+                stats
+            } else if stats.len() == ents.len() && stats.contains(&Err(libc::EAGAIN)) {
+                let mut both: Vec<_> = ents.into_iter().zip(stats).collect();
+                both.sort_unstable_by_key(|(e, _)| e.ino);
+                let stats;
+                (ents, stats) = both.into_iter().unzip();
+                stats
+            } else {
+                stats
+            }
+        } else {
+            stats
+        };
         let end = ents.len();
         // Held while its entries are stat'ed (from its first window on):
         // each subdirectory goes to the stack as soon as its stat says so
@@ -191,9 +205,11 @@ impl Walker<'_> {
             let name = cname.to_bytes();
             let step = shared.step(&batch.dir, name, &ent, defer_dirs, links);
             // Readdirplus brought its statx: a directory needs no stat
-            // through its own descriptor once open either.
-            let plus =
-                (batch.stats.get(i - 1)).filter(|_| matches!(step, Step::Defer | Step::Stat));
+            // through its own descriptor once open either. A name it did
+            // not look up (from the dcache only) is stat'ed as without it.
+            let plus = (batch.stats.get(i - 1))
+                .filter(|stat| **stat != Err(libc::EAGAIN))
+                .filter(|_| matches!(step, Step::Defer | Step::Stat));
             match (step, plus) {
                 (Step::Skip, _) => continue,
                 (Step::Known(key), _) => {
