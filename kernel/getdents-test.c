@@ -16,7 +16,10 @@
  * name, inline and in io-wq, a mount on an entry, the record layout, small
  * buffers and bad flags, a directory that cannot be searched, entries
  * removed and renamed between reads or while a read looks them up, and
- * that a directory in the dcache is read with no io-wq worker.
+ * that a directory in the dcache is read with no io-wq worker; with
+ * IORING_GETDENTS_PLUS_DCACHE, the same answers from the dcache, inline
+ * and in io-wq, and -EAGAIN for the one name a lookup would have to
+ * follow a mount for.
  *
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
  * tmpfs and on ext4). Prints one line per test and a closing line in the
@@ -1053,6 +1056,9 @@ static int test_inline_completion(void)
 #ifndef IORING_GETDENTS_PLUS
 #define IORING_GETDENTS_PLUS	(1U << 0)
 #endif
+#ifndef IORING_GETDENTS_PLUS_DCACHE
+#define IORING_GETDENTS_PLUS_DCACHE	(1U << 1)
+#endif
 /* The error code and its padding, then the struct statx. */
 #define PLUS_TAIL	(8 + (int)sizeof(struct statx))
 #define PLUS_MASK	(STATX_BASIC_STATS | STATX_BTIME)
@@ -1070,13 +1076,15 @@ struct plus_listing {
 
 /* IOSQE_ASYNC here sends readdirplus reads to io-wq, where lookups block. */
 static unsigned int plus_sqe_flags;
+/* IORING_GETDENTS_PLUS_DCACHE here: lookups from the dcache only. */
+static unsigned int plus_dcache;
 
 static void prep_getdents_plus(struct io_uring_sqe *sqe, int fd, void *buf,
 			       unsigned int len, int64_t off)
 {
 	prep_getdents(sqe, fd, buf, len, off, 1);
 	sqe->flags = plus_sqe_flags;
-	sqe->rw_flags = IORING_GETDENTS_PLUS;
+	sqe->rw_flags = IORING_GETDENTS_PLUS | plus_dcache;
 	sqe->file_index = PLUS_MASK;
 }
 
@@ -1195,9 +1203,12 @@ static int same_statx(const char *name, const struct statx *a,
 	return 0;
 }
 
-/* Every record of got against getdents64(2) and statx(2) of its name. */
-static int check_plus(int dfd, const struct plus_listing *got,
-		      const char *what)
+/*
+ * Every record of got against getdents64(2) and statx(2) of its name; the
+ * name not_looked_up (or none if NULL) must carry -EAGAIN instead.
+ */
+static int check_plus_but(int dfd, const struct plus_listing *got,
+			  const char *what, const char *not_looked_up)
 {
 	static struct listing want, names;
 	int i;
@@ -1220,6 +1231,12 @@ static int check_plus(int dfd, const struct plus_listing *got,
 					    rec->error);
 			continue;
 		}
+		if (not_looked_up && !strcmp(rec->d.name, not_looked_up)) {
+			if (rec->error != -EAGAIN)
+				return fail("%s: %s carries %d, not -EAGAIN",
+					    what, rec->d.name, rec->error);
+			continue;
+		}
 		if (rec->error)
 			return fail("%s: %s carries error %d", what,
 				    rec->d.name, rec->error);
@@ -1238,6 +1255,12 @@ static int check_plus(int dfd, const struct plus_listing *got,
 				    (unsigned long long)rec->stx.stx_ino);
 	}
 	return 0;
+}
+
+static int check_plus(int dfd, const struct plus_listing *got,
+		      const char *what)
+{
+	return check_plus_but(dfd, got, what, NULL);
 }
 
 /* Makes base/name as make_dir() and adds one entry of every other kind. */
@@ -1302,6 +1325,43 @@ out:
 	if (mounted)
 		umount(sub);
 	return 1;
+}
+
+/*
+ * IORING_GETDENTS_PLUS_DCACHE on a directory just made, so in the dcache:
+ * every record as a full lookup gives it, inline and in io-wq, but for
+ * "sub" with a tmpfs mounted on it, which a lookup from the dcache does
+ * not follow: -EAGAIN (the test VM also drops the dentries of ext4 and
+ * XFS: tests/kernel_plus.rs).
+ */
+static int test_plus_dcache(void)
+{
+	static struct plus_listing got;
+	char sub[PATH_MAX + 16];
+	int dfd = -1, async, mounted, ret = 1;
+
+	if (make_plus_dir("plus-dcache", 100, &dfd))
+		return 1;
+	snprintf(sub, sizeof(sub), "%s/plus-dcache/sub", base);
+	mounted = !mount("plus-dcache-sub", sub, "tmpfs", 0, "mode=0751");
+	if (!mounted)
+		printf("  (no mount on an entry: %s)\n", strerror(errno));
+	plus_dcache = IORING_GETDENTS_PLUS_DCACHE;
+	for (async = 0; async < 2; async++) {
+		plus_sqe_flags = async ? IOSQE_ASYNC : 0;
+		if (list_plus(dfd, 1200, 0, &got) ||
+		    check_plus_but(dfd, &got, "from the dcache",
+				   mounted ? "sub" : NULL))
+			goto out;
+	}
+	ret = 0;
+out:
+	plus_sqe_flags = 0;
+	plus_dcache = 0;
+	if (mounted && umount(sub) && !ret)
+		ret = fail("umount %s: %s", sub, strerror(errno));
+	close(dfd);
+	return ret;
 }
 
 /*
@@ -1462,12 +1522,20 @@ static int test_plus_small_buffer_and_flags(void)
 	if (res != first)
 		return fail("a buffer of one record (%s): %d, expected %d",
 			    want.r[0].name, res, first);
-	/* An unknown flag and a reserved statx bit are refused. */
+	/*
+	 * An unknown flag, IORING_GETDENTS_PLUS_DCACHE without
+	 * IORING_GETDENTS_PLUS and a reserved statx bit are refused.
+	 */
 	sqe = get_sqe(&ring);
 	prep_getdents_plus(sqe, dfd, buf, sizeof(buf), 0);
-	sqe->rw_flags = 2;
+	sqe->rw_flags = IORING_GETDENTS_PLUS | 4;
 	if ((res = submit_one(&ring)) != -EINVAL)
-		return fail("getdents flag 2: %d", res);
+		return fail("getdents flag 4: %d", res);
+	sqe = get_sqe(&ring);
+	prep_getdents_plus(sqe, dfd, buf, sizeof(buf), 0);
+	sqe->rw_flags = IORING_GETDENTS_PLUS_DCACHE;
+	if ((res = submit_one(&ring)) != -EINVAL)
+		return fail("IORING_GETDENTS_PLUS_DCACHE alone: %d", res);
 	sqe = get_sqe(&ring);
 	prep_getdents_plus(sqe, dfd, buf, sizeof(buf), 0);
 	sqe->file_index = 0x80000000U;
@@ -1643,6 +1711,7 @@ int main(void)
 		{ "access_events_once_per_read", test_access_events_once_per_read },
 		{ "d_off_width", test_d_off_width },
 		{ "plus_matches_statx", test_plus_matches_statx },
+		{ "plus_dcache", test_plus_dcache },
 		{ "plus_small_buffer_and_flags", test_plus_small_buffer_and_flags },
 		{ "plus_no_search_permission", test_plus_no_search_permission },
 		{ "plus_changed_between_reads", test_plus_changed_between_reads },
