@@ -17,6 +17,10 @@ pub(super) struct Uring {
     /// Whether readdirplus looks names up in the dcache only, so that a
     /// cold name comes back at once, with `EAGAIN`, and gets a STATX.
     pub(super) plus_dcache: bool,
+    /// Set once such a read brought a name the dcache did not have: the
+    /// rest of the walk reads without readdirplus, since a cold name costs
+    /// its record's lookup and a STATX besides.
+    pub(super) plus_missed: AtomicBool,
     /// Directories each worker may keep in flight (descriptors allowing).
     pub(super) dirs_per_worker: usize,
     /// Set once a read blocked on the disk.
@@ -71,6 +75,7 @@ pub(crate) fn walk(
         getdents: io_uring_getdents::detect::cached().opcode(),
         plus: io_uring_getdents::detect::plus_cached().opcode().is_some(),
         plus_dcache: io_uring_getdents::detect::plus_cached().dcache(),
+        plus_missed: AtomicBool::new(false),
         dirs_per_worker: 1 + extra / max,
         cold: AtomicBool::new(false),
         caller: std::thread::current().id(),

@@ -194,8 +194,13 @@ impl<'p> Walker<'p> {
     /// in many: a FUSE directory listed with readdirplus in the test VM
     /// listed fewer than 300 names in 20 s. The type comes from the
     /// walker's [`Trust`](crate::links::Trust): one `fstatfs` per device.
+    /// Not either once a read from the dcache only met a name not there:
+    /// the cache is cold, and there readdirplus costs more than STATX
+    /// alone (docs/benchmarks.md, "The VM under icount").
     pub(super) fn wants_plus(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> bool {
-        let Some(dev) = dev.filter(|_| self.pool.engine.plus) else {
+        let engine = &self.pool.engine;
+        let missed = engine.plus_missed.load(Ordering::Relaxed);
+        let Some(dev) = dev.filter(|_| engine.plus && !missed) else {
             return false;
         };
         matches!(
@@ -277,7 +282,12 @@ impl<'p> Walker<'p> {
             let bytes =
                 unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
             let pushed = if r.plus {
-                push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats)
+                let before = r.stats.len();
+                let pushed = push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats);
+                if r.stats[before..].contains(&Err(libc::EAGAIN)) {
+                    self.pool.engine.plus_missed.store(true, Ordering::Relaxed);
+                }
+                pushed
             } else {
                 push_entries(bytes, &mut r.names, &mut r.ents)
             };
