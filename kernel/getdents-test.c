@@ -45,6 +45,7 @@
 #include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <linux/stat.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -1328,6 +1329,26 @@ out:
 }
 
 /*
+ * io-uring's kernel_plus drops the dentry cache while other suites run:
+ * a test that needs its directory's names in the dcache takes turns with
+ * it on its lock (DCACHE_LOCK there). Returns the locked descriptor (close
+ * it to let go), or -1 with the failure set.
+ */
+static int dcache_turn(void)
+{
+	int lock = open("/tmp/getdents-dcache.lock",
+			O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+
+	if (lock < 0 || flock(lock, LOCK_EX)) {
+		fail("lock /tmp/getdents-dcache.lock: %s", strerror(errno));
+		if (lock >= 0)
+			close(lock);
+		return -1;
+	}
+	return lock;
+}
+
+/*
  * IORING_GETDENTS_PLUS_DCACHE on a directory just made, so in the dcache:
  * every record as a full lookup gives it, inline and in io-wq, but for
  * "sub" with a tmpfs mounted on it, which a lookup from the dcache does
@@ -1338,10 +1359,15 @@ static int test_plus_dcache(void)
 {
 	static struct plus_listing got;
 	char sub[PATH_MAX + 16];
-	int dfd = -1, async, mounted, ret = 1;
+	int dfd = -1, async, mounted, ret = 1, lock;
 
-	if (make_plus_dir("plus-dcache", 100, &dfd))
+	lock = dcache_turn();
+	if (lock < 0)
 		return 1;
+	if (make_plus_dir("plus-dcache", 100, &dfd)) {
+		close(lock);
+		return 1;
+	}
 	snprintf(sub, sizeof(sub), "%s/plus-dcache/sub", base);
 	mounted = !mount("plus-dcache-sub", sub, "tmpfs", 0, "mode=0751");
 	if (!mounted)
@@ -1361,6 +1387,7 @@ out:
 	if (mounted && umount(sub) && !ret)
 		ret = fail("umount %s: %s", sub, strerror(errno));
 	close(dfd);
+	close(lock);
 	return ret;
 }
 
@@ -1651,27 +1678,34 @@ static int test_plus_inline_completion(void)
 {
 	static struct listing want;
 	struct timespec tick = { 0, 50 * 1000 * 1000 };
-	int dfd, i;
+	int dfd, i, lock, ret = 1;
 
-	if (make_dir("plus-inline", 50, &dfd))
+	lock = dcache_turn();
+	if (lock < 0)
 		return 1;
+	if (make_dir("plus-inline", 50, &dfd))
+		goto out;
 	/* As test_inline_completion: no atime update due, blocks cached. */
 	nanosleep(&tick, NULL);
 	if (reference(dfd, &want))
-		return 1;
+		goto out;
 	/* Every name looked up once, so each is in the dcache. */
 	for (i = 0; i < want.n; i++) {
 		struct stat st;
 
 		if (strcmp(want.r[i].name, "..") &&
-		    fstatat(dfd, want.r[i].name, &st, AT_SYMLINK_NOFOLLOW))
-			return fail("stat %s: %s", want.r[i].name,
-				    strerror(errno));
+		    fstatat(dfd, want.r[i].name, &st, AT_SYMLINK_NOFOLLOW)) {
+			fail("stat %s: %s", want.r[i].name, strerror(errno));
+			goto out;
+		}
 	}
 	if (in_child(plus_inline_child, dfd, &want))
-		return 1;
+		goto out;
 	close(dfd);
-	return 0;
+	ret = 0;
+out:
+	close(lock);
+	return ret;
 }
 
 /* GETDENTS is the last opcode the probe lists, and it is 58. */

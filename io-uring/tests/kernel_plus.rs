@@ -590,6 +590,32 @@ fn an_entry_removed_between_reads_has_no_record_or_enoent() {
     );
 }
 
+/// Where the tests that drop the dentry cache or need a directory's
+/// dentries in it take turns ([`dcache_turn`]): a path every suite of the
+/// test VM sees (each filesystem's runs at the same time as the others),
+/// which `getdents-test.c` locks too.
+const DCACHE_LOCK: &str = "/tmp/getdents-dcache.lock";
+
+/// An exclusive `flock` on [`DCACHE_LOCK`], held until the file is
+/// dropped.
+fn dcache_turn() -> fs::File {
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(DCACHE_LOCK)
+        .unwrap();
+    // SAFETY: flock on a descriptor `lock` keeps open; no memory is passed.
+    let res = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(
+        res,
+        0,
+        "flock {DCACHE_LOCK}: {}",
+        std::io::Error::last_os_error()
+    );
+    lock
+}
+
 /// Lookups from the dcache only (`IORING_GETDENTS_PLUS_DCACHE`): with the
 /// directory's dentries in memory every record carries what a full lookup
 /// gives; once they are dropped (`drop_caches`, which tmpfs survives) a
@@ -610,6 +636,9 @@ fn dcache_lookups_answer_from_memory_or_with_eagain() {
         common::skipped(plus);
         return;
     }
+    // Only in the test VM (below) is anything dropped, and only there do
+    // other suites run beside this one.
+    let _turn = required().then(dcache_turn);
     let Tree { dir, all, .. } = &Tree::new(make_tree, 120);
     let fd = Target::Fd(dir.as_raw_fd());
     let len = 8192;
