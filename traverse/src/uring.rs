@@ -200,6 +200,10 @@ struct Reading {
 /// gives.
 type PlusStat = Result<Stat, i32>;
 
+/// What a read from the dcache only gives a name it did not look up: the
+/// entry is stat'ed as without readdirplus.
+const NOT_LOOKED_UP: PlusStat = Err(libc::EAGAIN);
+
 /// One worker thread: its ring, its directories in flight, its stack.
 struct Walker<'p> {
     pool: &'p Pool<'p>,

@@ -284,7 +284,7 @@ impl<'p> Walker<'p> {
             let pushed = if r.plus {
                 let before = r.stats.len();
                 let pushed = push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats);
-                if r.stats[before..].contains(&Err(libc::EAGAIN)) {
+                if r.stats[before..].contains(&NOT_LOOKED_UP) {
                     self.pool.engine.plus_missed.store(true, Ordering::Relaxed);
                 }
                 pushed

@@ -24,7 +24,7 @@ impl Walker<'_> {
             link_dev,
             names,
             mut ents,
-            stats,
+            mut stats,
             plus,
             buf,
             offset,
@@ -34,22 +34,15 @@ impl Walker<'_> {
         } = r;
         // In inode order, the stats a cold directory still needs: all
         // without readdirplus, those it did not look up with it.
-        let stats = if cold && shared.inode_order(ents.len()) {
+        if cold && shared.inode_order(ents.len()) {
             if stats.is_empty() {
                 ents.sort_unstable_by_key(|e| e.ino);
-                stats
-            } else if stats.len() == ents.len() && stats.contains(&Err(libc::EAGAIN)) {
+            } else if stats.len() == ents.len() && stats.contains(&NOT_LOOKED_UP) {
                 let mut both: Vec<_> = ents.into_iter().zip(stats).collect();
                 both.sort_unstable_by_key(|(e, _)| e.ino);
-                let stats;
                 (ents, stats) = both.into_iter().unzip();
-                stats
-            } else {
-                stats
             }
-        } else {
-            stats
-        };
+        }
         let end = ents.len();
         // Held while its entries are stat'ed (from its first window on):
         // each subdirectory goes to the stack as soon as its stat says so
@@ -208,7 +201,7 @@ impl Walker<'_> {
             // through its own descriptor once open either. A name it did
             // not look up (from the dcache only) is stat'ed as without it.
             let plus = (batch.stats.get(i - 1))
-                .filter(|stat| **stat != Err(libc::EAGAIN))
+                .filter(|stat| **stat != NOT_LOOKED_UP)
                 .filter(|_| matches!(step, Step::Defer | Step::Stat));
             match (step, plus) {
                 (Step::Skip, _) => continue,
