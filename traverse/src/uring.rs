@@ -187,6 +187,9 @@ struct Reading {
     buf: Box<[UnsafeCell<u8>]>,
     offset: u64,
     submitted: Instant,
+    /// The `io_uring_enter` that carries the read in flight
+    /// ([`Io::enters`]).
+    enter: u64,
     /// No read is to come for this window.
     done: bool,
     /// The window is full ([`window_full`]) before the directory ended:
@@ -194,6 +197,16 @@ struct Reading {
     more: bool,
     /// For a window after the first: the directory's parts, already held.
     parts: Option<Parts>,
+}
+
+/// A GETDENTS completion: its result, its flags, whether it was posted
+/// during the `io_uring_enter` that submitted the read (the read did not
+/// wait in io-wq), and when the walker reaped it.
+struct Completed {
+    res: i32,
+    flags: u32,
+    inline: bool,
+    reaped: Instant,
 }
 
 /// An entry's statx from readdirplus, or the errno `statx` of its name

@@ -424,3 +424,69 @@ fn readdirplus_and_statx_requests_give_the_totals_of_du() {
         }
     }
 }
+
+/// Counts the threads that walk: each builds its visitor on itself.
+#[derive(Default)]
+struct SlowLister {
+    threads: std::sync::Mutex<std::collections::HashSet<std::thread::ThreadId>>,
+}
+
+/// Sleeps at each subdirectory of a subdirectory it lists: a walker slow
+/// to handle what it reaped, as a preempted one or a slow visitor makes it.
+struct SlowVisitor;
+
+impl traverse::Visitor for SlowVisitor {
+    fn visit_entry(&mut self, entry: &traverse::Entry<'_>) {
+        if entry.depth() == 2 && entry.file_type() == traverse::FileType::Directory {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+    }
+
+    fn error(&mut self, err: traverse::Error) {
+        panic!("{err}");
+    }
+}
+
+impl traverse::VisitorBuilder for SlowLister {
+    fn build(&self) -> Box<dyn traverse::Visitor + '_> {
+        let me = std::thread::current().id();
+        self.threads.lock().unwrap().insert(me);
+        Box::new(SlowVisitor)
+    }
+}
+
+/// A warm tree walked by a walker slow between reaping one completion and
+/// the next (3 ms per listed directory, several reads reaped at once):
+/// with GETDENTS every read completes inline, so none may pass for a read
+/// that waited for the disk, which would start walkers up to the cold
+/// limit (8 per CPU) where the warm start is one per CPU (the VM's
+/// two-CPU warm walks cost 10-20 % more that way). Without GETDENTS the
+/// same holds by the `getdents64` path's own test.
+#[test]
+fn a_slow_walker_on_a_warm_tree_starts_no_cold_walkers() {
+    let env = TestEnv::new();
+    let root = env.mkdir("warm");
+    for a in 0..40 {
+        for b in 0..2 {
+            let dir = env.mkdir(&format!("warm/d{a}/e{b}"));
+            fs::write(dir.join("f"), b"x").unwrap();
+        }
+        env.file(&format!("warm/d{a}/g"), 1);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let walk = traverse::WalkBuilder::new()
+        .engine(traverse::Engine::Uring)
+        .list(true)
+        .build();
+    // Once to warm what the creation left cold, then the walk that counts.
+    walk.totals(&root);
+    let lister = SlowLister::default();
+    let summary = walk.run(&root, &lister);
+    assert_eq!(summary.totals.dirs, 1 + 40 + 80);
+    assert_eq!(summary.totals.errors, 0);
+    let threads = lister.threads.lock().unwrap().len();
+    assert!(
+        threads <= cores,
+        "{threads} walkers on a warm tree, {cores} CPUs"
+    );
+}

@@ -67,6 +67,7 @@ impl<'p> Walker<'p> {
                     .unwrap_or_else(|| (0..GETDENTS_BUF).map(|_| UnsafeCell::new(0)).collect()),
                 offset: 0,
                 submitted: Instant::now(),
+                enter: 0,
                 done: false,
                 more: false,
                 parts: None,
@@ -102,6 +103,7 @@ impl<'p> Walker<'p> {
                 buf: Box::default(),
                 offset: 0,
                 submitted: Instant::now(),
+                enter: 0,
                 done: true,
                 more,
                 parts: None,
@@ -240,14 +242,38 @@ impl<'p> Walker<'p> {
         // directory `ai`, which is not dropped while `pending` counts this
         // read, nor before every operation has completed (`drain`).
         unsafe { self.push(std::slice::from_ref(&sqe)) };
+        let enter = self.io.enters;
+        if let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.io.active[ai]
+        {
+            r.enter = enter;
+        }
     }
 
-    /// A GETDENTS of `ai` completed with `res` and the completion's `flags`.
+    /// The `io_uring_enter` that carries (or carried) the read of `ai`
+    /// in flight.
+    pub(super) fn read_enter(&self, ai: usize) -> u64 {
+        match &self.io.active[ai] {
+            Some(Active {
+                phase: Phase::Reading(r),
+                ..
+            }) => r.enter,
+            _ => unreachable!("a read completes on a directory being read"),
+        }
+    }
+
+    /// A GETDENTS of `ai` completed.
     pub(super) fn on_read<'scope>(
         &mut self,
         ai: usize,
-        res: i32,
-        flags: u32,
+        Completed {
+            res,
+            flags,
+            inline,
+            reaped,
+        }: Completed,
         scope: &'scope Scope<'scope, 'p>,
     ) {
         let code = self
@@ -265,7 +291,11 @@ impl<'p> Walker<'p> {
             unreachable!("a read completes on a directory being read")
         };
         *pending -= 1;
-        let slow = r.submitted.elapsed() > SLOW_GETDENTS;
+        // A read completed during its submission never waited for the
+        // disk, however long it took to be seen; the others are timed to
+        // when they were reaped, not to when the completions reaped
+        // before them in the same batch were handled.
+        let slow = !inline && reaped.saturating_duration_since(r.submitted) > SLOW_GETDENTS;
         let mut error = None;
         if res == -libc::ECANCELED {
             // io-wq could not start a worker (`ulimit -u`): read it here.

@@ -41,36 +41,37 @@ impl<'p> Walker<'p> {
         } else {
             (self.io.in_flight / 4).max(1)
         };
+        let this_enter = self.io.enters;
+        self.io.enters += 1;
         let ring = self
             .io
             .ring
             .as_mut()
             .expect("operations are in flight only with a ring");
-        // A slice at a time where the kernel takes a timeout (5.11), so
-        // that SIGINT is seen while the completions are far away.
-        let waited = if ring.params().is_feature_ext_arg() {
-            let slice = types::Timespec::from(WAIT_SLICE);
-            let args = types::SubmitArgs::new().timespec(&slice);
-            ring.submitter().submit_with_args(want, &args)
-        } else {
-            ring.submit_and_wait(want)
-        };
-        if let Err(e) = waited {
-            if !retry(&e) && e.raw_os_error() != Some(libc::ETIME) {
-                panic!("io_uring_enter failed: {e}");
-            }
-        }
-        let mut done: Vec<(u64, i32, u32)> = ring
-            .completion()
-            .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags()))
-            .collect();
+        // While a slow GETDENTS may still mean a cold cache, tell the reads
+        // completed during their submission: they did not wait for the disk
+        // however long they took to be seen (a walker preempted between
+        // submission and completion, or the other CPU's turn in QEMU, is
+        // no cold cache).
+        let probe = !self.cold && self.pool.engine.getdents.is_some();
+        let (mut done, inline) = submit_and_reap(ring, want, probe);
+        let reaped = Instant::now();
         self.io.in_flight -= done.len();
-        for (user_data, res, flags) in done.drain(..) {
+        // Completions are in the order they were posted: the first
+        // `inline` were there when the submission returned.
+        for (n, (user_data, res, flags)) in done.drain(..).enumerate() {
             if user_data == CANCEL_TAG {
                 continue;
             }
             if user_data & READ_TAG != 0 {
-                self.on_read((user_data & !READ_TAG) as usize, res, flags, scope);
+                let ai = (user_data & !READ_TAG) as usize;
+                let completed = Completed {
+                    res,
+                    flags,
+                    inline: n < inline && self.read_enter(ai) == this_enter,
+                    reaped,
+                };
+                self.on_read(ai, completed, scope);
                 continue;
             }
             let slot = user_data as usize;
@@ -126,6 +127,9 @@ pub(super) struct Io {
     pub(super) ring: Option<IoUring>,
     /// Operations pushed to the ring and not yet completed.
     pub(super) in_flight: usize,
+    /// `io_uring_enter` calls that submitted so far: the number of the
+    /// next one, which carries what is pushed now.
+    pub(super) enters: u64,
     pub(super) bufs: Box<[StatxBuf]>,
     pub(super) slots: Vec<(usize, usize)>,
     pub(super) free: Vec<usize>,
@@ -139,6 +143,7 @@ impl Io {
         Io {
             ring,
             in_flight: 0,
+            enters: 0,
             bufs,
             slots: vec![(0, 0); QUEUE],
             free: (0..QUEUE).rev().collect(),
@@ -172,6 +177,48 @@ impl Drop for Io {
     fn drop(&mut self) {
         self.drain();
     }
+}
+
+/// Submits what is queued and waits until `want` completions are there
+/// (a [`WAIT_SLICE`] at most where the kernel takes a timeout, so that
+/// SIGINT is seen while they are far away). Returns every completion, as
+/// (user data, result, flags) in the order they were posted, and how many
+/// of the first were there when the submission returned: posted during
+/// it, inline. With `probe` it submits without waiting first, one more
+/// system call when those are fewer than `want`; without, it says 0.
+pub(super) fn submit_and_reap(
+    ring: &mut IoUring,
+    want: usize,
+    probe: bool,
+) -> (Vec<(u64, i32, u32)>, usize) {
+    let mut inline = 0;
+    if probe {
+        if let Err(e) = ring.submit() {
+            if !retry(&e) {
+                panic!("io_uring_enter failed: {e}");
+            }
+        }
+        inline = ring.completion().len();
+    }
+    let waited = if inline >= want {
+        Ok(0)
+    } else if ring.params().is_feature_ext_arg() {
+        let slice = types::Timespec::from(WAIT_SLICE);
+        let args = types::SubmitArgs::new().timespec(&slice);
+        ring.submitter().submit_with_args(want, &args)
+    } else {
+        ring.submit_and_wait(want)
+    };
+    if let Err(e) = waited {
+        if !retry(&e) && e.raw_os_error() != Some(libc::ETIME) {
+            panic!("io_uring_enter failed: {e}");
+        }
+    }
+    let done = ring
+        .completion()
+        .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags()))
+        .collect();
+    (done, inline)
 }
 
 /// Whether an `io_uring_enter` error is worth calling again: a signal, or
@@ -218,6 +265,32 @@ mod tests {
             "dropped after {:?}, before the timeout completed",
             start.elapsed()
         );
+    }
+
+    /// A NOP completes during its submission, a timeout later: the
+    /// probing submission tells the one from the other.
+    #[test]
+    fn completions_posted_during_the_submission_are_counted_inline() {
+        if let Err(why) = available() {
+            println!("skipped: {why}");
+            return;
+        }
+        let after = types::Timespec::new().nsec(30_000_000);
+        for probe in [true, false] {
+            let mut ring = new_ring().expect("a ring");
+            let sqes = [
+                opcode::Nop::new().build().user_data(1),
+                opcode::Timeout::new(&after).build().user_data(2),
+            ];
+            // SAFETY: the kernel copies the timespec when it takes the
+            // request in, during the submission below, while `after` is
+            // borrowed.
+            unsafe { ring.submission().push_multiple(&sqes) }.expect("room in a new ring");
+            let (done, inline) = submit_and_reap(&mut ring, 2, probe);
+            let order: Vec<u64> = done.iter().map(|&(user_data, ..)| user_data).collect();
+            assert_eq!(order, [1, 2], "probe {probe}");
+            assert_eq!(inline, usize::from(probe), "probe {probe}");
+        }
     }
 
     #[test]

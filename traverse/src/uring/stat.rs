@@ -102,6 +102,7 @@ impl Walker<'_> {
             if unsafe { ring.submission().push_multiple(sqes) }.is_ok() {
                 break;
             }
+            self.io.enters += 1;
             if let Err(e) = ring.submit() {
                 if !retry(&e) {
                     panic!("io_uring_enter failed: {e}");

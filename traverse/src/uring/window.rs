@@ -61,6 +61,7 @@ impl Walker<'_> {
             buf,
             offset,
             submitted: Instant::now(),
+            enter: 0,
             done: getdents.is_none(),
             more,
             parts: Some(parts),
