@@ -111,6 +111,11 @@ const GETDENTS_BUF: usize = 64 * 1024;
 /// of a directory of a few thousand entries takes tens of microseconds.
 const SLOW_READ: Duration = Duration::from_micros(200);
 
+/// Largest directory (`st_size`) read with lookups that wait once the
+/// cache is cold ([`Walker::wants_plus`]): one block on ext4 and XFS, a
+/// hundred names or two (tmpfs counts 20 bytes a name).
+const SMALL_DIR: u64 = 4096;
+
 /// A GETDENTS completion slower than this means the cache is cold (a warm
 /// one takes tens of microseconds).
 const SLOW_GETDENTS: Duration = Duration::from_millis(1);
@@ -179,10 +184,10 @@ struct Reading {
     ents: Vec<Ent>,
     /// Readdirplus's statx of each entry so far, in the order of `ents`.
     stats: Vec<PlusStat>,
-    /// Whether this directory's reads ask for readdirplus
-    /// ([`Walker::wants_plus`]), for every read of it, so that `stats`
-    /// follows `ents` from entry 0.
-    plus: bool,
+    /// How this directory's reads ask for readdirplus
+    /// ([`Walker::wants_plus`]), the same for every read of it, so that
+    /// `stats` follows `ents` from entry 0.
+    plus: PlusMode,
     /// The kernel writes here until the completion arrives.
     buf: Box<[UnsafeCell<u8>]>,
     offset: u64,
@@ -207,6 +212,19 @@ struct Completed {
     flags: u32,
     inline: bool,
     reaped: Instant,
+}
+
+/// How the reads of one directory ask for readdirplus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PlusMode {
+    /// Plain reads: an entry needs a STATX of its own.
+    Off,
+    /// Lookups from the dcache only: a name not there comes back with
+    /// `EAGAIN`, and gets a STATX.
+    Dcache,
+    /// Lookups that may wait for the disk, one after the other in the
+    /// io-wq worker that reads the directory.
+    Lookups,
 }
 
 /// An entry's statx from readdirplus, or the errno `statx` of its name

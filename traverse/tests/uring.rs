@@ -490,3 +490,78 @@ fn a_slow_walker_on_a_warm_tree_starts_no_cold_walkers() {
         "{threads} walkers on a warm tree, {cores} CPUs"
     );
 }
+
+/// Where a test may drop the dentry and inode caches, as the test VM's
+/// io-uring suites do, and the lock they take turns on (the tests there
+/// that need warm dentries hold it too).
+const DCACHE_LOCK: &str = "/tmp/getdents-dcache.lock";
+
+/// `sync`, then the dentries and inodes dropped (`drop_caches`), under an
+/// exclusive `flock` on [`DCACHE_LOCK`] that the caller holds until its
+/// cold walk is over.
+fn cold_turn() -> fs::File {
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(DCACHE_LOCK)
+        .unwrap();
+    // SAFETY: flock on a descriptor `lock` keeps open; no memory is passed.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) },
+        0
+    );
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    fs::write("/proc/sys/vm/drop_caches", "2").unwrap();
+    lock
+}
+
+/// A walk that finds the cache cold reads its directories three ways:
+/// from the dcache only while the names are there, then with lookups that
+/// wait for small directories without subdirectories, with STATX for the
+/// others (a parent, a directory of 400 names). Its totals are du's: hard
+/// links across directories, symlinks, a FIFO, empty files. The caches
+/// are dropped before each walk where `TEST_DISK_DIR` names a disk
+/// filesystem for the tests (ext4, in the test VM, where the test runs as
+/// root); elsewhere the walks are warm and compared all the same.
+#[test]
+fn a_walk_that_finds_the_cache_cold_gives_the_totals_of_du() {
+    let disk = std::env::var_os("TEST_DISK_DIR").map(std::path::PathBuf::from);
+    let dir = match &disk {
+        Some(base) => tempfile::tempdir_in(base).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    };
+    let t = dir.path();
+    for a in 0..3 {
+        for b in 0..10 {
+            let leaf = t.join(format!("p{a}/l{b}"));
+            fs::create_dir_all(&leaf).unwrap();
+            for f in 0..6 {
+                fs::write(
+                    leaf.join(format!("f{f}")),
+                    vec![b'x'; a * 1000 + b * 10 + f],
+                )
+                .unwrap();
+            }
+            symlink("f0", leaf.join("to-f0")).unwrap();
+            if b > 0 {
+                let other = t.join(format!("p{a}/l{}/f1", b - 1));
+                fs::hard_link(other, leaf.join("linked")).unwrap();
+            }
+        }
+    }
+    let big = t.join("p0/big");
+    fs::create_dir(&big).unwrap();
+    for f in 0..400 {
+        fs::write(big.join(format!("a-longer-file-name-{f:04}")), b"").unwrap();
+    }
+    let fifo = CString::new(t.join("p1/l0/fifo").as_os_str().as_bytes()).unwrap();
+    // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let want = reference(t, false, false);
+    for jobs in ["1", "4"] {
+        let _turn = disk.is_some().then(cold_turn);
+        assert_eq!(uring_totals(t, true, &["-j", jobs]), want, "-j {jobs}");
+    }
+}

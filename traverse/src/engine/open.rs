@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{Shared, Worker};
 use crate::error::Op;
 use crate::node::{Cursor, DirNode, OpenFailed};
-use crate::sys;
+use crate::sys::{self, Stat};
 
 /// Whether a directory about to be read was counted already.
 #[derive(Clone, Copy)]
@@ -64,15 +64,15 @@ impl Worker<'_> {
     /// through it (its inode is in memory, so this never waits for the
     /// disk, where a stat by name before the open might), checked against
     /// its ancestors ([`opened_dir`](Self::opened_dir)) and counted. Its
-    /// device if the stat told it, or `None` when it is not to be read.
-    pub fn count_opened(&mut self, shared: &Shared, fd: BorrowedFd<'_>) -> Option<Option<u64>> {
+    /// stat if there is one, or `None` when it is not to be read.
+    pub fn count_opened(&mut self, shared: &Shared, fd: BorrowedFd<'_>) -> Option<Option<Stat>> {
         match sys::fstatx(fd, shared.config.statx_mask()) {
             Ok(st) => {
                 if !self.opened_dir(shared, &st) {
                     return None;
                 }
                 self.count_stat(&st);
-                Some(Some(st.dev))
+                Some(Some(st))
             }
             Err(cause) => {
                 self.dir_error(Op::Stat, cause);

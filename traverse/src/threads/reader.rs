@@ -158,7 +158,7 @@ impl Reader {
         };
         let dev = match counted {
             Counted::Yes(dev) => dev,
-            Counted::No => worker.count_opened(shared, fd.as_fd())?,
+            Counted::No => worker.count_opened(shared, fd.as_fd())?.map(|st| st.dev),
         };
         Some((fd, dev))
     }

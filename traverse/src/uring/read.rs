@@ -36,24 +36,25 @@ impl<'p> Walker<'p> {
                 return;
             }
         };
-        let dev = match counted {
-            Counted::Yes(dev) => dev,
+        let (dev, small_leaf) = match counted {
+            Counted::Yes(dev) => (dev, false),
             // Through the descriptor just opened, where a STATX by name
             // before the open went through an io-wq worker on a cold cache.
             Counted::No => {
                 self.unfocus();
                 self.worker.enter(&dir);
-                let Some(dev) = self.worker.count_opened(shared, fd.as_fd()) else {
+                let Some(st) = self.worker.count_opened(shared, fd.as_fd()) else {
                     self.worker.end_dir(shared);
                     return;
                 };
                 self.worker.leave(shared);
-                dev
+                let small_leaf = st.is_some_and(|st| st.nlink == 2 && st.size <= SMALL_DIR);
+                (st.map(|st| st.dev), small_leaf)
             }
         };
         let link_dev = self.link_dev(dev, fd.as_fd());
         if let (Some(code), Some(_)) = (self.pool.engine.getdents, &self.io.ring) {
-            let plus = self.wants_plus(dev, fd.as_fd());
+            let plus = self.wants_plus(dev, small_leaf, fd.as_fd());
             let reading = Reading {
                 fd,
                 link_dev,
@@ -99,7 +100,7 @@ impl<'p> Walker<'p> {
                 names,
                 ents,
                 stats: Vec::new(),
-                plus: false,
+                plus: PlusMode::Off,
                 buf: Box::default(),
                 offset: 0,
                 submitted: Instant::now(),
@@ -196,19 +197,43 @@ impl<'p> Walker<'p> {
     /// in many: a FUSE directory listed with readdirplus in the test VM
     /// listed fewer than 300 names in 20 s. The type comes from the
     /// walker's [`Trust`](crate::links::Trust): one `fstatfs` per device.
-    /// Not either once a read from the dcache only met a name not there:
-    /// the cache is cold, and there readdirplus costs more than STATX
-    /// alone (docs/benchmarks.md, "The VM under icount").
-    pub(super) fn wants_plus(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> bool {
+    /// Lookups from the dcache only while every name was there; once a
+    /// name was not, the cache is cold, and a read from the dcache only
+    /// costs more than STATX alone. Then a small directory without
+    /// subdirectories (`small_leaf`: its files, created in it, have their
+    /// inodes side by side on disk) is read with lookups that wait, in
+    /// one io-wq worker, as a chain of STATX would wait, but without a
+    /// request per entry; any other (subdirectories' inodes spread over
+    /// the disk, or too many inodes for one worker to wait for one after
+    /// the other) gets STATX chains that wait side by side
+    /// (docs/benchmarks.md, "The VM under icount").
+    pub(super) fn wants_plus(
+        &mut self,
+        dev: Option<u64>,
+        small_leaf: bool,
+        fd: BorrowedFd<'_>,
+    ) -> PlusMode {
         let engine = &self.pool.engine;
-        let missed = engine.plus_missed.load(Ordering::Relaxed);
-        let Some(dev) = dev.filter(|_| engine.plus && !missed) else {
-            return false;
+        let Some(dev) = dev.filter(|_| engine.plus) else {
+            return PlusMode::Off;
         };
-        matches!(
+        let missed = engine.plus_missed.load(Ordering::Relaxed);
+        let mode = match (engine.plus_dcache, missed, small_leaf) {
+            // A kernel without lookups from the dcache only.
+            (false, ..) => PlusMode::Lookups,
+            (true, false, _) => PlusMode::Dcache,
+            (true, true, true) => PlusMode::Lookups,
+            (true, true, false) => return PlusMode::Off,
+        };
+        let nowait = matches!(
             self.trust.fs_type(dev, fd),
             Some(libc::TMPFS_MAGIC | libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC)
-        )
+        );
+        if nowait {
+            mode
+        } else {
+            PlusMode::Off
+        }
     }
 
     /// Queues the next GETDENTS of the directory `ai`.
@@ -228,13 +253,12 @@ impl<'p> Walker<'p> {
         )
         .offset(r.offset)
         .opcode(code);
-        if r.plus {
-            let mask = self.pool.shared.config.statx_mask();
-            read = match self.pool.engine.plus_dcache {
-                true => read.plus_dcache(mask),
-                false => read.plus(mask),
-            };
-        }
+        let mask = self.pool.shared.config.statx_mask();
+        read = match r.plus {
+            PlusMode::Off => read,
+            PlusMode::Dcache => read.plus_dcache(mask),
+            PlusMode::Lookups => read.plus(mask),
+        };
         let sqe = read.build().user_data(READ_TAG | ai as u64);
         r.submitted = Instant::now();
         *pending += 1;
@@ -311,7 +335,7 @@ impl<'p> Walker<'p> {
             // length).
             let bytes =
                 unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
-            let pushed = if r.plus {
+            let pushed = if r.plus != PlusMode::Off {
                 let before = r.stats.len();
                 let pushed = push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats);
                 if r.stats[before..].contains(&NOT_LOOKED_UP) {

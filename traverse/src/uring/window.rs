@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::engine::Parts;
 use crate::error::Op;
 
-use super::{Phase, Reading, Walker, GETDENTS_BUF};
+use super::{Phase, PlusMode, Reading, Walker, GETDENTS_BUF};
 
 /// Where the reading of a directory read in windows goes on.
 pub(super) struct Resume {
@@ -20,8 +20,8 @@ pub(super) struct Resume {
     /// descriptor's position).
     pub(super) offset: u64,
     pub(super) parts: Parts,
-    /// Whether its reads ask for readdirplus, as its first did.
-    pub(super) plus: bool,
+    /// How its reads ask for readdirplus, as its first did.
+    pub(super) plus: PlusMode,
 }
 
 impl Walker<'_> {
@@ -57,7 +57,11 @@ impl Walker<'_> {
             names,
             ents,
             stats: Vec::new(),
-            plus: plus && getdents.is_some(),
+            plus: if getdents.is_some() {
+                plus
+            } else {
+                PlusMode::Off
+            },
             buf,
             offset,
             submitted: Instant::now(),
