@@ -311,6 +311,7 @@ impl WalkBuilder {
     /// number of jobs.
     pub fn build(&self) -> Walk {
         let (engine, fallback) = match self.engine {
+            Engine::Auto if uring::readdirplus() => (Resolved::Uring, None),
             Engine::Auto | Engine::Threads => (Resolved::Threads, None),
             Engine::Uring => match uring::available() {
                 Ok(()) => (Resolved::Uring, None),

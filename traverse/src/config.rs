@@ -28,7 +28,9 @@ use crate::sys::{STATX_LS_MASK, STATX_MASK};
 #[non_exhaustive]
 pub enum Engine {
     /// Chosen from what the kernel offers and the measurements in the
-    /// README: currently [`Engine::Threads`].
+    /// README: [`Engine::Uring`] where the kernel's GETDENTS has
+    /// readdirplus (no released kernel has GETDENTS yet), else
+    /// [`Engine::Threads`].
     Auto,
     /// Parallel walker on plain system calls (`getdents64` into a large
     /// buffer, `statx` relative to the directory descriptor).

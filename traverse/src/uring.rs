@@ -137,6 +137,17 @@ pub(crate) fn available() -> Result<(), &'static RingError> {
     io_uring_getdents::detect::io_uring_usable()
 }
 
+/// Whether this engine would walk with readdirplus: io_uring usable, and a
+/// kernel whose GETDENTS returns each entry's statx (and readdirplus not
+/// turned off with `IO_URING_GETDENTS_PLUS=off`). There it costs fewer
+/// instructions than the `threads` engine, warm and cold
+/// (docs/benchmarks.md, "The VM under icount").
+pub(crate) fn readdirplus() -> bool {
+    // Detection checks first that io_uring works ([`available`]), once
+    // per process.
+    io_uring_getdents::detect::plus_cached().opcode().is_some()
+}
+
 /// A unit of work of this engine.
 type Work = engine::Work<Batch>;
 

@@ -515,7 +515,7 @@ fn uring_engine_falls_back_to_threads_without_io_uring() {
     );
     let (_, got) = parse_json(String::from_utf8(out.stdout).unwrap().trim_end());
     assert_eq!(got, want);
-    // auto never needed io_uring, so it says nothing.
+    // auto takes io_uring only where it works, so it says nothing.
     let out = without_io_uring(Command::new(bin()).arg("--json").arg(env.root()))
         .output()
         .unwrap();

@@ -581,3 +581,24 @@ fn listed_metadata_holds_what_ls_l_shows() {
         }
     }
 }
+
+/// `auto` runs `uring` exactly where the kernel's GETDENTS has readdirplus
+/// (the test VM's patched kernel: `IO_URING_GETDENTS_REQUIRE=1` there),
+/// `threads` elsewhere, without a fallback message, and counts as the
+/// reference does.
+#[test]
+fn auto_runs_uring_exactly_where_readdirplus_is() {
+    let plus = io_uring_getdents::detect::plus_cached().opcode().is_some();
+    if std::env::var("IO_URING_GETDENTS_REQUIRE").as_deref() == Ok("1") {
+        assert!(plus, "{}", io_uring_getdents::detect::plus_cached());
+    }
+    let walk = WalkBuilder::new().build();
+    let want = if plus { Engine::Uring } else { Engine::Threads };
+    assert_eq!(walk.engine(), want);
+    assert!(walk.fallback().is_none());
+    let dir = tree();
+    assert_eq!(
+        walk.totals(dir.path()).totals,
+        reference_totals(dir.path()).totals
+    );
+}

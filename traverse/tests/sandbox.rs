@@ -1,7 +1,8 @@
 //! Sandboxes that filter io_uring's system calls one at a time (container
 //! seccomp profiles do, and not always all three): the `uring` engine
 //! either runs or gives way to `threads` with one line on stderr, never
-//! panics or hangs, and `auto` never needs io_uring.
+//! panics or hangs, and `auto` (which takes `uring` only where io_uring
+//! works and the kernel has readdirplus) says nothing.
 
 mod testenv;
 
