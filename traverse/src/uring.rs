@@ -47,7 +47,7 @@ use crate::engine::{
 };
 use crate::error::Op;
 use crate::links::Trust;
-use crate::node::{push_entries, push_records, Cursor, DirNode, Ent};
+use crate::node::{push_entries, push_records, small_leaf, Cursor, DirNode, Ent};
 use crate::spare::Kept;
 use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;
@@ -110,11 +110,6 @@ const GETDENTS_BUF: usize = 64 * 1024;
 /// blocked means the disk is being read: the cache is cold. A warm read
 /// of a directory of a few thousand entries takes tens of microseconds.
 const SLOW_READ: Duration = Duration::from_micros(200);
-
-/// Largest directory (`st_size`) read with lookups that wait once the
-/// cache is cold ([`Walker::wants_plus`]): one block on ext4 and XFS, a
-/// hundred names or two (tmpfs counts 20 bytes a name).
-const SMALL_DIR: u64 = 4096;
 
 /// A GETDENTS completion slower than this means the cache is cold (a warm
 /// one takes tens of microseconds).

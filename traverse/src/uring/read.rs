@@ -36,8 +36,8 @@ impl<'p> Walker<'p> {
                 return;
             }
         };
-        let (dev, small_leaf) = match counted {
-            Counted::Yes(dev) => (dev, false),
+        let (dev, leaf) = match counted {
+            Counted::Yes(dev) => (dev, dir.small_leaf()),
             // Through the descriptor just opened, where a STATX by name
             // before the open went through an io-wq worker on a cold cache.
             Counted::No => {
@@ -48,13 +48,12 @@ impl<'p> Walker<'p> {
                     return;
                 };
                 self.worker.leave(shared);
-                let small_leaf = st.is_some_and(|st| st.nlink == 2 && st.size <= SMALL_DIR);
-                (st.map(|st| st.dev), small_leaf)
+                (st.map(|st| st.dev), st.as_ref().is_some_and(small_leaf))
             }
         };
         let link_dev = self.link_dev(dev, fd.as_fd());
         if let (Some(code), Some(_)) = (self.pool.engine.getdents, &self.io.ring) {
-            let plus = self.wants_plus(dev, small_leaf, fd.as_fd());
+            let plus = self.wants_plus(dev, leaf, fd.as_fd());
             let reading = Reading {
                 fd,
                 link_dev,
@@ -200,17 +199,17 @@ impl<'p> Walker<'p> {
     /// Lookups from the dcache only while every name was there; once a
     /// name was not, the cache is cold, and a read from the dcache only
     /// costs more than STATX alone. Then a small directory without
-    /// subdirectories (`small_leaf`: its files, created in it, have their
-    /// inodes side by side on disk) is read with lookups that wait, in
-    /// one io-wq worker, as a chain of STATX would wait, but without a
-    /// request per entry; any other (subdirectories' inodes spread over
-    /// the disk, or too many inodes for one worker to wait for one after
-    /// the other) gets STATX chains that wait side by side
-    /// (docs/benchmarks.md, "The VM under icount").
+    /// subdirectories (`leaf`, [`small_leaf`](crate::node::small_leaf):
+    /// its files have their inodes side by side on disk) is read with
+    /// lookups that wait, in one io-wq worker, as a chain of STATX would
+    /// wait, but without a request per entry; any other (subdirectories'
+    /// inodes spread over the disk, or too many inodes for one worker to
+    /// wait for one after the other) gets STATX chains that wait side by
+    /// side (docs/benchmarks.md, "The VM under icount").
     pub(super) fn wants_plus(
         &mut self,
         dev: Option<u64>,
-        small_leaf: bool,
+        leaf: bool,
         fd: BorrowedFd<'_>,
     ) -> PlusMode {
         let engine = &self.pool.engine;
@@ -218,7 +217,7 @@ impl<'p> Walker<'p> {
             return PlusMode::Off;
         };
         let missed = engine.plus_missed.load(Ordering::Relaxed);
-        let mode = match (engine.plus_dcache, missed, small_leaf) {
+        let mode = match (engine.plus_dcache, missed, leaf) {
             // A kernel without lookups from the dcache only.
             (false, ..) => PlusMode::Lookups,
             (true, false, _) => PlusMode::Dcache,

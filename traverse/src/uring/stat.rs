@@ -179,8 +179,13 @@ impl Walker<'_> {
         let (mut i, end) = (*next, *end);
         let links = pool.links.as_ref().zip(batch.link_dev);
         // With -x the device must be known before descending; a listing
-        // stats no directory anyway.
-        let defer_dirs = shared.defers_dirs(&batch.dir);
+        // stats no directory anyway. Once the cache is cold, with GETDENTS,
+        // subdirectories get a STATX too: chains of them wait for their
+        // inodes side by side in io-wq, where a walker opening one after the
+        // other waited for each in turn, and the stat tells which will be
+        // read with lookups that wait (5 ms per request: 465 -> 433 ms).
+        let defer_dirs =
+            shared.defers_dirs(&batch.dir) && !(self.cold && self.pool.engine.getdents.is_some());
         let mask = shared.config.statx_mask();
         while i < end {
             if self.io.ring.is_some() && self.io.free.is_empty() {
