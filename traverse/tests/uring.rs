@@ -460,8 +460,9 @@ impl traverse::VisitorBuilder for SlowLister {
 /// with GETDENTS every read completes inline, so none may pass for a read
 /// that waited for the disk, which would start walkers up to the cold
 /// limit (8 per CPU) where the warm start is one per CPU (the VM's
-/// two-CPU warm walks cost 10-20 % more that way). Without GETDENTS the
-/// same holds by the `getdents64` path's own test.
+/// two-CPU warm walks cost 10-20 % more that way). Without GETDENTS (the
+/// host) the walker times only its own `getdents64` calls, which the
+/// sleeps are not part of: the test guards the GETDENTS path, in the VM.
 #[test]
 fn a_slow_walker_on_a_warm_tree_starts_no_cold_walkers() {
     let env = TestEnv::new();
