@@ -25,16 +25,17 @@ use io_uring_getdents::detect::{self, PlusSupport};
 use io_uring_getdents::dirent::{FileType, MIN_RECORD_LEN as PLAIN_MIN_RECORD_LEN};
 use io_uring_getdents::io_uring::{squeue, types, IoUring};
 use io_uring_getdents::opcode::{GetDents, Target, GETDENTS_PLUS, GETDENTS_PLUS_DCACHE};
-use io_uring_getdents::plus::{DirentPlusIter, MIN_RECORD_LEN, TAIL_LEN};
+use io_uring_getdents::plus::{DirentPlusIter, MIN_RECORD_LEN, STATX_LEN, TAIL_LEN};
 use io_uring_getdents::syscall::{seek_dir, statx};
 
 /// The fields asked for: all the basic ones and the birth time.
 const MASK: u32 = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
 
 /// The largest read whose records are all the user buffer's limit: the
-/// kernel reads names into 16 KiB of its own first, which for larger
-/// buffers may end a read before the user buffer is full.
-const EXACT_FIT_MAX: usize = 16 * 1024;
+/// kernel reads names into 8 KiB of its own first (its largest slab
+/// allocation), which for larger buffers may end a read before the user
+/// buffer is full.
+const EXACT_FIT_MAX: usize = 8 * 1024;
 
 /// The GETDENTS opcode to submit readdirplus with, or `None` (after
 /// printing why) when the kernel lacks the mode and the test VM did not
@@ -349,6 +350,67 @@ fn every_record_carries_the_statx_of_its_name() {
             &format!("from {}", record.off),
         );
     }
+}
+
+/// The bytes of a `struct statx` that are no field (`include/uapi/linux/
+/// stat.h`): `__spare0`, each timestamp's `__reserved`, `__spare1` and
+/// `__spare3`.
+const STATX_RESERVED: [std::ops::Range<usize>; 7] = [
+    0x1e..0x20,
+    0x4c..0x50,
+    0x5c..0x60,
+    0x6c..0x70,
+    0x7c..0x80,
+    0xb4..0xb8,
+    0xb8..0x100,
+];
+
+/// The kernel writes each record's `statx` a field at a time, not as a
+/// struct cleared first: every reserved byte must still come out zero, as
+/// `statx(2)` leaves it, whatever the buffer held before.
+#[test]
+fn the_reserved_bytes_of_every_statx_are_zero_over_a_dirty_buffer() {
+    use std::mem::offset_of;
+    // The offsets above, checked against the fields around them.
+    assert_eq!(offset_of!(libc::statx, stx_mode), 0x1c);
+    assert_eq!(offset_of!(libc::statx, stx_ino), 0x20);
+    assert_eq!(offset_of!(libc::statx, stx_atime), 0x40);
+    assert_eq!(offset_of!(libc::statx, stx_mtime), 0x70);
+    assert_eq!(offset_of!(libc::statx, stx_rdev_major), 0x80);
+    assert_eq!(offset_of!(libc::statx, stx_dev_minor), 0x8c);
+    let Some((opcode, mut ring)) = plus_ring() else {
+        return;
+    };
+    let Tree { dir, all, .. } = &Tree::new(make_tree, 40);
+    let fd = Target::Fd(dir.as_raw_fd());
+    let mut buf = vec![0u8; 4096];
+    let (mut offset, mut seen) = (0, 0);
+    loop {
+        buf.fill(0xa5);
+        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, offset, MASK);
+        assert!(res >= 0, "readdirplus from {offset}: {res}");
+        if res == 0 {
+            break;
+        }
+        let read = &buf[..res as usize];
+        let mut records = DirentPlusIter::new(read);
+        while let Some(record) = records.next() {
+            let record = record.expect("a well-formed record");
+            offset = record.offset();
+            seen += 1;
+            let end = records.position();
+            let stx = &read[end - STATX_LEN..end];
+            for range in STATX_RESERVED {
+                assert!(
+                    stx[range.clone()].iter().all(|&b| b == 0),
+                    "{:?}: bytes {range:x?} of its statx: {:x?}",
+                    record.name(),
+                    &stx[range.clone()]
+                );
+            }
+        }
+    }
+    assert_eq!(seen, all.len(), "every entry read");
 }
 
 #[test]
