@@ -22,6 +22,7 @@
 //! 1 048-byte record). Only `d_reclen`'s 16 bits bound a name.
 
 use std::ffi::{CStr, OsStr};
+use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 
 mod error;
@@ -50,12 +51,25 @@ pub const MIN_RECORD_LEN: usize = 24;
 /// assert_eq!(entry.offset(), 7);
 /// assert_eq!(entry.name_bytes(), b"a.txt");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Dirent<'a> {
     ino: u64,
     off: u64,
     d_type: u8,
-    name: &'a CStr,
+    /// The name with its NUL: parsing checks it once, in one pass, and
+    /// only [`name`](Self::name) needs the NUL.
+    name: &'a [u8],
+}
+
+impl fmt::Debug for Dirent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dirent")
+            .field("ino", &self.ino)
+            .field("off", &self.off)
+            .field("d_type", &self.d_type)
+            .field("name", &self.name())
+            .finish()
+    }
 }
 
 impl<'a> Dirent<'a> {
@@ -81,19 +95,20 @@ impl<'a> Dirent<'a> {
         FileType::from_d_type(self.d_type)
     }
 
-    /// The name, without its NUL.
+    /// The name as a C string (for the `*at` calls; this looks for the NUL
+    /// again, [`name_bytes`](Self::name_bytes) does not).
     pub fn name(&self) -> &'a CStr {
-        self.name
+        CStr::from_bytes_with_nul(self.name).expect("one NUL, at the end: checked when parsed")
     }
 
     /// The name's bytes, without the NUL.
     pub fn name_bytes(&self) -> &'a [u8] {
-        self.name.to_bytes()
+        &self.name[..self.name.len() - 1]
     }
 
     /// The name as an `OsStr` (any bytes but `/` and NUL).
     pub fn name_os(&self) -> &'a OsStr {
-        OsStr::from_bytes(self.name.to_bytes())
+        OsStr::from_bytes(self.name_bytes())
     }
 
     /// True for the `.` and `..` entries.
@@ -190,11 +205,19 @@ pub(crate) fn parse_record(
         .get(..reclen)
         .ok_or(err(ParseErrorKind::RecordPastEnd))?;
     let (name_field, tail) = record[HEADER_LEN..].split_at(reclen - HEADER_LEN - tail_len);
-    let name = CStr::from_bytes_until_nul(name_field)
-        .map_err(|_| err(ParseErrorKind::UnterminatedName))?;
-    if name.is_empty() || name.to_bytes().contains(&b'/') {
+    // One pass for the NUL and a `/` before it: this runs once per entry.
+    let end = name_field.iter().position(|&b| b == 0 || b == b'/');
+    let len = match end {
+        Some(len) if name_field[len] == 0 => len,
+        Some(slash) if name_field[slash..].contains(&0) => {
+            return Err(err(ParseErrorKind::InvalidName))
+        }
+        _ => return Err(err(ParseErrorKind::UnterminatedName)),
+    };
+    if len == 0 {
         return Err(err(ParseErrorKind::InvalidName));
     }
+    let name = &name_field[..=len];
     Ok(Record {
         entry: Dirent {
             ino,

@@ -197,10 +197,13 @@ pub(crate) fn push_name(path: &mut Vec<u8>, name: &[u8]) {
 #[derive(Clone, Copy)]
 pub(crate) struct Ent {
     pub ino: u64,
-    /// Where the name starts in the names buffer. The name runs to its
-    /// NUL: no length is stored, so no length limit applies (FUSE allows
-    /// names of up to 1 024 bytes, ntfs-3g gives up to 765).
+    /// Where the name starts in the names buffer.
     start: usize,
+    /// The name's length, NUL excluded: kept, so that only a name that is
+    /// opened or stat'ed by name is scanned for its NUL again. No limit
+    /// below 4 GiB (FUSE allows names of up to 1 024 bytes, ntfs-3g gives
+    /// up to 765).
+    len: u32,
     pub d_type: u8,
 }
 
@@ -211,6 +214,7 @@ impl Ent {
         let ent = Ent {
             ino,
             start: names.len(),
+            len: u32::try_from(name.len()).expect("a name shorter than 4 GiB"),
             d_type,
         };
         names.extend_from_slice(name);
@@ -220,8 +224,13 @@ impl Ent {
 
     /// The entry's name in `names`, with its NUL.
     pub fn name<'n>(&self, names: &'n [u8]) -> &'n CStr {
-        CStr::from_bytes_until_nul(&names[self.start..])
+        CStr::from_bytes_with_nul(&names[self.start..=self.start + self.len as usize])
             .expect("names are stored with one NUL after them")
+    }
+
+    /// The entry's name in `names`, without its NUL and without a scan.
+    pub fn name_bytes<'n>(&self, names: &'n [u8]) -> &'n [u8] {
+        &names[self.start..self.start + self.len as usize]
     }
 }
 
@@ -311,6 +320,7 @@ mod tests {
             .collect();
         for (ent, name) in &ents {
             assert_eq!(ent.name(&names).to_bytes(), &name[..]);
+            assert_eq!(ent.name_bytes(&names), &name[..]);
         }
     }
 }

@@ -39,7 +39,7 @@ use io_uring_getdents::cqe;
 use io_uring_getdents::detect::RingError;
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
-use io_uring_getdents::plus::DirentPlusIter;
+use io_uring_getdents::plus::{self, DirentPlusIter};
 use io_uring_getdents::syscall::{getdents64, seek_dir};
 
 use crate::engine::{

@@ -3,7 +3,7 @@
 //! rule deciding, for one entry, how to count it, whether to list it and
 //! whether to descend.
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -18,7 +18,7 @@ use crate::error::{Error, Op};
 use crate::file_totals::FileTotals;
 use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
-use crate::node::{push_name, DirNode};
+use crate::node::{push_name, DirNode, Ent};
 use crate::sys::{FileId, Stat};
 use crate::totals::{Accumulator, Totals};
 use crate::visit::{Entry, Visitor};
@@ -253,8 +253,8 @@ impl<'v> Worker<'v> {
             .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
     }
 
-    /// Counts the entry `name` of `dir` (the directory being read), of
-    /// type `d_type`, from `st` when it was stat'ed (recording a
+    /// Counts the entry `ent` (its name in `names`) of `dir`, the
+    /// directory being read, from `st` when it was stat'ed (recording a
     /// hard-linked inode in `links`, the set when the directory's `d_ino`s
     /// can be trusted), as [`entry`](Self::entry) decides; the reading of
     /// it when it is a subdirectory to descend into.
@@ -262,8 +262,8 @@ impl<'v> Worker<'v> {
         &mut self,
         shared: &Shared,
         dir: &Arc<DirNode>,
-        name: &CStr,
-        d_type: u8,
+        names: &[u8],
+        ent: &Ent,
         st: Option<&Stat>,
         links: Option<&Links>,
     ) -> Option<Work<B>> {
@@ -272,8 +272,11 @@ impl<'v> Worker<'v> {
                 links.insert(st.id());
             }
         }
-        self.entry(shared, name.to_bytes(), d_type, st)
-            .then(|| Work::Dir(DirNode::child_with_stat(dir, name, st), st.map(|st| st.dev)))
+        self.entry(shared, ent.name_bytes(names), ent.d_type, st)
+            .then(|| {
+                let child = DirNode::child_with_stat(dir, ent.name(names), st);
+                Work::Dir(child, st.map(|st| st.dev))
+            })
     }
 
     /// Counts a directory entry stat'ed after the fact (through its

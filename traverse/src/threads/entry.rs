@@ -69,6 +69,6 @@ pub(super) fn stat_entries(
             Step::Count => None,
         };
         let links = links.map(|(links, _)| links);
-        children.extend(worker.count_entry(shared, dir, cname, ent.d_type, st.as_ref(), links));
+        children.extend(worker.count_entry(shared, dir, names, ent, st.as_ref(), links));
     }
 }

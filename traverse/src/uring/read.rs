@@ -390,6 +390,13 @@ pub(super) fn push_entries_plus(
     ents: &mut Vec<Ent>,
     stats: &mut Vec<PlusStat>,
 ) -> io::Result<Option<u64>> {
+    // Room for every record the buffer can hold at once (and for their
+    // names up to 15 bytes each): not a reallocation per power of two for
+    // each of the three, in every directory.
+    let most = buf.len() / plus::MIN_RECORD_LEN;
+    ents.reserve(most);
+    stats.reserve(most);
+    names.reserve(most * 16);
     let records = DirentPlusIter::new(buf).map(|r| r.map(|plus| (plus.dirent(), plus)));
     push_records(records, names, ents, |plus| {
         stats.push(match plus.stat() {

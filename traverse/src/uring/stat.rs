@@ -200,8 +200,7 @@ impl Walker<'_> {
             }
             let ent = batch.ents[i];
             i += 1;
-            let cname = ent.name(&batch.names);
-            let name = cname.to_bytes();
+            let name = ent.name_bytes(&batch.names);
             let step = shared.step(&batch.dir, name, &ent, defer_dirs, links);
             // Readdirplus brought its statx: a directory needs no stat
             // through its own descriptor once open either. A name it did
@@ -223,15 +222,16 @@ impl Walker<'_> {
                 }
                 (Step::Defer, None) => {
                     batch.dir.add_children(1);
+                    let cname = ent.name(&batch.names);
                     self.own
                         .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
                     continue;
                 }
                 (Step::Count, None) => {
                     self.focus(ai);
-                    let child = self
-                        .worker
-                        .count_entry(shared, &batch.dir, cname, ent.d_type, None, None);
+                    let child =
+                        self.worker
+                            .count_entry(shared, &batch.dir, &batch.names, &ent, None, None);
                     if let Some(child) = child {
                         batch.dir.add_children(1);
                         self.own.push(child);
@@ -240,6 +240,7 @@ impl Walker<'_> {
                 }
                 (Step::Stat, None) => {}
             }
+            let cname = ent.name(&batch.names);
             if self.io.ring.is_none() {
                 let result = sys::statx(Some(batch.fd.as_fd()), cname, mask);
                 self.stat_done(ai, &batch, i - 1, result);
@@ -292,7 +293,7 @@ impl Walker<'_> {
         result: io::Result<Stat>,
     ) {
         let shared = self.pool.shared;
-        let cname = batch.ents[i].name(&batch.names);
+        let ent = &batch.ents[i];
         self.focus(ai);
         match result {
             Ok(st) => {
@@ -301,19 +302,22 @@ impl Walker<'_> {
                     .links
                     .as_ref()
                     .filter(|_| batch.link_dev.is_some());
-                let d_type = batch.ents[i].d_type;
-                let child =
-                    self.worker
-                        .count_entry(shared, &batch.dir, cname, d_type, Some(&st), links);
+                let child = self.worker.count_entry(
+                    shared,
+                    &batch.dir,
+                    &batch.names,
+                    ent,
+                    Some(&st),
+                    links,
+                );
                 if let Some(child) = child {
                     batch.dir.add_children(1);
                     self.own.push(child);
                 }
             }
             Err(cause) => {
-                let d_type = batch.ents[i].d_type;
-                self.worker
-                    .stat_failed(shared, cname.to_bytes(), d_type, cause);
+                let name = ent.name_bytes(&batch.names);
+                self.worker.stat_failed(shared, name, ent.d_type, cause);
             }
         }
     }
