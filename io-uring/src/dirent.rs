@@ -74,6 +74,7 @@ impl fmt::Debug for Dirent<'_> {
 
 impl<'a> Dirent<'a> {
     /// The inode number (`d_ino`).
+    #[inline]
     pub fn ino(&self) -> u64 {
         self.ino
     }
@@ -81,37 +82,44 @@ impl<'a> Dirent<'a> {
     /// `d_off`: the directory position just after this entry. Reading again
     /// from this offset resumes with the next entry. The kernel's `s64` is
     /// returned as the same 64 bits, as `lseek` and SQE offsets take them.
+    #[inline]
     pub fn offset(&self) -> u64 {
         self.off
     }
 
     /// The raw `d_type` byte.
+    #[inline]
     pub fn d_type(&self) -> u8 {
         self.d_type
     }
 
     /// The entry's type from `d_type`.
+    #[inline]
     pub fn file_type(&self) -> FileType {
         FileType::from_d_type(self.d_type)
     }
 
     /// The name as a C string (for the `*at` calls; this looks for the NUL
     /// again, [`name_bytes`](Self::name_bytes) does not).
+    #[inline]
     pub fn name(&self) -> &'a CStr {
         CStr::from_bytes_with_nul(self.name).expect("one NUL, at the end: checked when parsed")
     }
 
     /// The name's bytes, without the NUL.
+    #[inline]
     pub fn name_bytes(&self) -> &'a [u8] {
         &self.name[..self.name.len() - 1]
     }
 
     /// The name as an `OsStr` (any bytes but `/` and NUL).
+    #[inline]
     pub fn name_os(&self) -> &'a OsStr {
         OsStr::from_bytes(self.name_bytes())
     }
 
     /// True for the `.` and `..` entries.
+    #[inline]
     pub fn is_dot_or_dotdot(&self) -> bool {
         matches!(self.name_bytes(), b"." | b"..")
     }
@@ -180,6 +188,7 @@ pub(crate) struct Record<'a> {
 /// the header to `tail_len` before the record's end. Both record formats
 /// share this: plain records have no tail, readdirplus records end with
 /// their status and `statx` (`min_len` must exceed `HEADER_LEN + tail_len`).
+#[inline]
 pub(crate) fn parse_record(
     buf: &[u8],
     start: usize,
@@ -190,7 +199,7 @@ pub(crate) fn parse_record(
     let rest = &buf[start..];
     let header = rest
         .get(..HEADER_LEN)
-        .ok_or(err(ParseErrorKind::TruncatedHeader))?;
+        .ok_or_else(|| err(ParseErrorKind::TruncatedHeader))?;
     let ino = u64::from_ne_bytes(header[0..8].try_into().expect("8 bytes"));
     let off = u64::from_ne_bytes(header[8..16].try_into().expect("8 bytes"));
     let reclen = usize::from(u16::from_ne_bytes([header[16], header[17]]));
@@ -203,11 +212,9 @@ pub(crate) fn parse_record(
     }
     let record = rest
         .get(..reclen)
-        .ok_or(err(ParseErrorKind::RecordPastEnd))?;
+        .ok_or_else(|| err(ParseErrorKind::RecordPastEnd))?;
     let (name_field, tail) = record[HEADER_LEN..].split_at(reclen - HEADER_LEN - tail_len);
-    // One pass for the NUL and a `/` before it: this runs once per entry.
-    let end = name_field.iter().position(|&b| b == 0 || b == b'/');
-    let len = match end {
+    let len = match nul_or_slash(name_field) {
         Some(len) if name_field[len] == 0 => len,
         Some(slash) if name_field[slash..].contains(&0) => {
             return Err(err(ParseErrorKind::InvalidName))
@@ -230,9 +237,36 @@ pub(crate) fn parse_record(
     })
 }
 
+/// Where the first NUL or `/` of `field` is, if any: one pass, a word at a
+/// time (this runs once per entry), then byte by byte in the word that has
+/// one.
+#[inline]
+fn nul_or_slash(field: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const SLASHES: u64 = u64::from_ne_bytes([b'/'; 8]);
+    // Non-zero if some byte of `v` is zero (and maybe for bytes after it,
+    // never before: the exact byte is found below).
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut words = field.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let v = u64::from_ne_bytes(word.try_into().expect("8 bytes"));
+        if zero_in(v) | zero_in(v ^ SLASHES) != 0 {
+            break;
+        }
+        at += 8;
+    }
+    field[at..]
+        .iter()
+        .position(|&b| b == 0 || b == b'/')
+        .map(|i| at + i)
+}
+
 impl<'a> Iterator for DirentIter<'a> {
     type Item = Result<Dirent<'a>, ParseError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         next_record(self.buf, &mut self.pos, Self::parse_at)
     }
@@ -302,6 +336,31 @@ pub fn encode(buf: &mut Vec<u8>, ino: u64, off: u64, d_type: u8, name: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-at-a-time search against a byte-at-a-time one: every
+    /// length up to three words, the NUL or `/` at every position, among
+    /// bytes that trip the word test's borrow (0x01, 0x80, 0xff, and the
+    /// neighbours of `/`) before and after it.
+    #[test]
+    fn the_word_search_finds_the_first_nul_or_slash() {
+        let naive = |f: &[u8]| f.iter().position(|&b| b == 0 || b == b'/');
+        for fill in [b'a', 0x01, 0x80, 0xff, b'.', b'0'] {
+            for len in 0..=24 {
+                let plain = vec![fill; len];
+                assert_eq!(nul_or_slash(&plain), naive(&plain), "{fill:#x} x {len}");
+                for at in 0..len {
+                    for hit in [0, b'/'] {
+                        let mut field = plain.clone();
+                        field[at] = hit;
+                        if at + 1 < len {
+                            field[at + 1] = if hit == 0 { b'/' } else { 0 };
+                        }
+                        assert_eq!(nul_or_slash(&field), Some(at), "{field:x?}");
+                    }
+                }
+            }
+        }
+    }
 
     fn record(name: &[u8]) -> Vec<u8> {
         let mut buf = Vec::new();

@@ -84,48 +84,57 @@ pub struct DirentPlus<'a> {
 
 impl<'a> DirentPlus<'a> {
     /// The plain part of the record: inode, `d_off`, type and name.
+    #[inline]
     pub fn dirent(&self) -> Dirent<'a> {
         self.entry
     }
 
     /// The inode number (`d_ino`).
+    #[inline]
     pub fn ino(&self) -> u64 {
         self.entry.ino()
     }
 
     /// `d_off`: the position to read from for the entries after this one,
     /// as for plain GETDENTS.
+    #[inline]
     pub fn offset(&self) -> u64 {
         self.entry.offset()
     }
 
     /// The raw `d_type` byte.
+    #[inline]
     pub fn d_type(&self) -> u8 {
         self.entry.d_type()
     }
 
     /// The entry's type from `d_type` (the `statx`'s `stx_mode` says it
     /// too, where the lookup succeeded).
+    #[inline]
     pub fn file_type(&self) -> FileType {
         self.entry.file_type()
     }
 
     /// The name, without its NUL.
+    #[inline]
     pub fn name(&self) -> &'a CStr {
         self.entry.name()
     }
 
     /// The name's bytes, without the NUL.
+    #[inline]
     pub fn name_bytes(&self) -> &'a [u8] {
         self.entry.name_bytes()
     }
 
     /// The name as an `OsStr`.
+    #[inline]
     pub fn name_os(&self) -> &'a OsStr {
         self.entry.name_os()
     }
 
     /// True for the `.` and `..` entries.
+    #[inline]
     pub fn is_dot_or_dotdot(&self) -> bool {
         self.entry.is_dot_or_dotdot()
     }
@@ -137,6 +146,7 @@ impl<'a> DirentPlus<'a> {
     /// a [`plus_dcache`](crate::opcode::GetDents::plus_dcache) read did
     /// not look up (stat it yourself), or whatever `statx(2)` would have
     /// answered.
+    #[inline]
     pub fn stat(&self) -> io::Result<libc::statx> {
         if self.errno != 0 {
             return Err(io::Error::from_raw_os_error(self.errno));
@@ -206,6 +216,7 @@ impl<'a> DirentPlusIter<'a> {
         self.pos
     }
 
+    #[inline]
     fn parse_at(buf: &'a [u8], start: usize) -> Result<(DirentPlus<'a>, usize), ParseError> {
         let err = |kind| ParseError::new(kind, start);
         let record = parse_record(buf, start, MIN_RECORD_LEN, TAIL_LEN)?;
@@ -236,6 +247,7 @@ impl<'a> DirentPlusIter<'a> {
 impl<'a> Iterator for DirentPlusIter<'a> {
     type Item = Result<DirentPlus<'a>, ParseError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         next_record(self.buf, &mut self.pos, Self::parse_at)
     }
