@@ -22,7 +22,6 @@
 //! 1 048-byte record). Only `d_reclen`'s 16 bits bound a name.
 
 use std::ffi::{CStr, OsStr};
-use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 
 mod error;
@@ -51,25 +50,12 @@ pub const MIN_RECORD_LEN: usize = 24;
 /// assert_eq!(entry.offset(), 7);
 /// assert_eq!(entry.name_bytes(), b"a.txt");
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dirent<'a> {
     ino: u64,
     off: u64,
     d_type: u8,
-    /// The name with its NUL: parsing checks it once, in one pass, and
-    /// only [`name`](Self::name) needs the NUL.
-    name: &'a [u8],
-}
-
-impl fmt::Debug for Dirent<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Dirent")
-            .field("ino", &self.ino)
-            .field("off", &self.off)
-            .field("d_type", &self.d_type)
-            .field("name", &self.name())
-            .finish()
-    }
+    name: &'a CStr,
 }
 
 impl<'a> Dirent<'a> {
@@ -99,23 +85,22 @@ impl<'a> Dirent<'a> {
         FileType::from_d_type(self.d_type)
     }
 
-    /// The name as a C string (for the `*at` calls; this looks for the NUL
-    /// again, [`name_bytes`](Self::name_bytes) does not).
+    /// The name, without its NUL.
     #[inline]
     pub fn name(&self) -> &'a CStr {
-        CStr::from_bytes_with_nul(self.name).expect("one NUL, at the end: checked when parsed")
+        self.name
     }
 
     /// The name's bytes, without the NUL.
     #[inline]
     pub fn name_bytes(&self) -> &'a [u8] {
-        &self.name[..self.name.len() - 1]
+        self.name.to_bytes()
     }
 
     /// The name as an `OsStr` (any bytes but `/` and NUL).
     #[inline]
     pub fn name_os(&self) -> &'a OsStr {
-        OsStr::from_bytes(self.name_bytes())
+        OsStr::from_bytes(self.name.to_bytes())
     }
 
     /// True for the `.` and `..` entries.
@@ -224,7 +209,11 @@ pub(crate) fn parse_record(
     if len == 0 {
         return Err(err(ParseErrorKind::InvalidName));
     }
-    let name = &name_field[..=len];
+    // SAFETY: `len` is where the first NUL or `/` of the field is, and it
+    // is a NUL: the slice up to it holds one NUL, its last byte, as
+    // `from_bytes_with_nul_unchecked` requires. (The safe constructors
+    // would look for that NUL a second time, once per entry.)
+    let name = unsafe { CStr::from_bytes_with_nul_unchecked(&name_field[..=len]) };
     Ok(Record {
         entry: Dirent {
             ino,
