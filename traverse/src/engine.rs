@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
 use crate::links::{Links, MountNames};
-use crate::node::{DirNode, Ent, FdBudget};
+use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
 use crate::spare::Spares;
 use crate::sys::{FileId, Stat};
@@ -143,8 +143,8 @@ impl Shared {
         !self.config.list && !self.config.one_file_system && self.reads(dir.depth() + 1)
     }
 
-    /// What a parallel engine does with the entry `ent` (named `name`) of
-    /// `dir`, before any I/O: the checks of [`skips`](Self::skips), the
+    /// What a parallel engine does with the entry `name` of `dir` (its
+    /// `d_ino` and `d_type`), before any I/O: the checks of [`skips`](Self::skips), the
     /// hard-link shortcut (where `links`, the set and the directory's
     /// device, says its `d_ino` can be trusted), `defer_dirs`
     /// ([`defers_dirs`](Self::defers_dirs) of `dir`) and
@@ -155,24 +155,23 @@ impl Shared {
         &self,
         dir: &DirNode,
         name: &[u8],
-        ent: &Ent,
+        ino: u64,
+        d_type: u8,
         defer_dirs: bool,
         links: Option<(&Links, u64)>,
     ) -> Step {
-        if self.skips(dir, name, ent.d_type) {
+        if self.skips(dir, name, d_type) {
             return Step::Skip;
         }
-        if defer_dirs && ent.d_type == libc::DT_DIR {
+        if defer_dirs && d_type == libc::DT_DIR {
             return Step::Defer;
         }
         if let Some((links, dev)) = links {
-            if !matches!(ent.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
-                && links.counted(dev, ent.ino, name)
-            {
-                return Step::Known(FileId { dev, ino: ent.ino });
+            if !matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN) && links.counted(dev, ino, name) {
+                return Step::Known(FileId { dev, ino });
             }
         }
-        if self.needs_stat(ent.d_type) {
+        if self.needs_stat(d_type) {
             Step::Stat
         } else {
             Step::Count

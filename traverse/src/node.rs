@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use io_uring_getdents::dirent::{Dirent, DirentIter, ParseError};
+use io_uring_getdents::dirent::DirentIter;
 
 use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
@@ -236,28 +236,17 @@ impl Ent {
 
 /// Appends the records of one getdents buffer (but "." and "..") to
 /// `names`/`ents`, up to a record that does not parse (its error); returns
-/// the last record's `d_off` (`None` for an empty buffer). Every read of
-/// both parallel engines parses here, so they see the same entries.
+/// the last record's `d_off` (`None` for an empty buffer). Every plain
+/// read of both parallel engines parses here, so they see the same
+/// entries.
 pub(crate) fn push_entries(
     buf: &[u8],
     names: &mut Vec<u8>,
     ents: &mut Vec<Ent>,
 ) -> io::Result<Option<u64>> {
-    let records = DirentIter::new(buf).map(|r| r.map(|d| (d, ())));
-    push_records(records, names, ents, |()| ())
-}
-
-/// Appends `records` (but "." and "..") to `names`/`ents`, handing what
-/// else each entry's record holds to `rest`; the last record's `d_off`.
-pub(crate) fn push_records<'a, X>(
-    records: impl Iterator<Item = Result<(Dirent<'a>, X), ParseError>>,
-    names: &mut Vec<u8>,
-    ents: &mut Vec<Ent>,
-    mut rest: impl FnMut(X),
-) -> io::Result<Option<u64>> {
     let mut offset = None;
-    for record in records {
-        let (entry, extra) = record?;
+    for record in DirentIter::new(buf) {
+        let entry = record?;
         offset = Some(entry.offset());
         if entry.is_dot_or_dotdot() {
             continue;
@@ -268,7 +257,6 @@ pub(crate) fn push_records<'a, X>(
             entry.name_bytes(),
             entry.d_type(),
         ));
-        rest(extra);
     }
     Ok(offset)
 }

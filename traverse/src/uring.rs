@@ -39,15 +39,15 @@ use io_uring_getdents::cqe;
 use io_uring_getdents::detect::RingError;
 use io_uring_getdents::io_uring::{opcode, squeue, types, IoUring};
 use io_uring_getdents::opcode::GetDents;
-use io_uring_getdents::plus::{self, DirentPlusIter};
+use io_uring_getdents::plus::DirentPlusIter;
 use io_uring_getdents::syscall::{getdents64, seek_dir};
 
 use crate::engine::{
-    self, window_full, Counted, Engine, Parts, Shared, Worker, CHUNK, WINDOW_ENTRIES,
+    self, window_full, Counted, Engine, Parts, Shared, Step, Worker, CHUNK, WINDOW_ENTRIES,
 };
 use crate::error::Op;
 use crate::links::Trust;
-use crate::node::{push_entries, push_records, small_leaf, Cursor, DirNode, Ent};
+use crate::node::{push_entries, small_leaf, Cursor, DirNode, Ent};
 use crate::spare::Kept;
 use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;
@@ -151,10 +151,9 @@ struct Batch {
     dir: Arc<DirNode>,
     fd: Arc<OwnedFd>,
     names: Vec<u8>,
+    /// The entries still to count: all of them without readdirplus; with
+    /// it, those it did not look up.
     ents: Vec<Ent>,
-    /// What readdirplus gave for the first `stats.len()` entries of `ents`
-    /// (all of them, unless the reading finished with `getdents64`).
-    stats: Vec<PlusStat>,
     /// The directory's device, if its `d_ino`s can be trusted.
     link_dev: Option<u64>,
     /// The directory's parts not done yet: its reader's own and the chunks
@@ -186,13 +185,13 @@ enum Phase {
 struct Reading {
     fd: Arc<OwnedFd>,
     link_dev: Option<u64>,
+    /// The entries read that still need a stat: with readdirplus, the
+    /// others are counted as their records are parsed
+    /// ([`Walker::count_plus`]).
     names: Vec<u8>,
     ents: Vec<Ent>,
-    /// Readdirplus's statx of each entry so far, in the order of `ents`.
-    stats: Vec<PlusStat>,
     /// How this directory's reads ask for readdirplus
-    /// ([`Walker::wants_plus`]), the same for every read of it, so that
-    /// `stats` follows `ents` from entry 0.
+    /// ([`Walker::wants_plus`]).
     plus: PlusMode,
     /// The kernel writes here until the completion arrives.
     buf: Box<[UnsafeCell<u8>]>,
@@ -233,13 +232,9 @@ enum PlusMode {
     Lookups,
 }
 
-/// An entry's statx from readdirplus, or the errno `statx` of its name
-/// gives.
-type PlusStat = Result<Stat, i32>;
-
-/// What a read from the dcache only gives a name it did not look up: the
-/// entry is stat'ed as without readdirplus.
-const NOT_LOOKED_UP: PlusStat = Err(libc::EAGAIN);
+/// The errno a read from the dcache only gives a name it did not look
+/// up: the entry is stat'ed as without readdirplus.
+const NOT_LOOKED_UP: i32 = libc::EAGAIN;
 
 /// One worker thread: its ring, its directories in flight, its stack.
 struct Walker<'p> {

@@ -3,7 +3,7 @@
 //! rule deciding, for one entry, how to count it, whether to list it and
 //! whether to descend.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -267,16 +267,34 @@ impl<'v> Worker<'v> {
         st: Option<&Stat>,
         links: Option<&Links>,
     ) -> Option<Work<B>> {
+        let name = ent.name_bytes(names);
+        self.count_named(shared, dir, name, ent.d_type, st, links, || ent.name(names))
+    }
+
+    /// [`count_entry`](Self::count_entry) for the entry `name` of type
+    /// `d_type`, whose C string `cname` makes only for a subdirectory
+    /// (the others need no scan for a NUL).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn count_named<'n, B>(
+        &mut self,
+        shared: &Shared,
+        dir: &Arc<DirNode>,
+        name: &[u8],
+        d_type: u8,
+        st: Option<&Stat>,
+        links: Option<&Links>,
+        cname: impl FnOnce() -> &'n CStr,
+    ) -> Option<Work<B>> {
         if let (Some(links), Some(st)) = (links, st) {
             if st.is_hard_linked() {
                 links.insert(st.id());
             }
         }
-        self.entry(shared, ent.name_bytes(names), ent.d_type, st)
-            .then(|| {
-                let child = DirNode::child_with_stat(dir, ent.name(names), st);
-                Work::Dir(child, st.map(|st| st.dev))
-            })
+        self.entry(shared, name, d_type, st).then(|| {
+            let child = DirNode::child_with_stat(dir, cname(), st);
+            Work::Dir(child, st.map(|st| st.dev))
+        })
     }
 
     /// Counts a directory entry stat'ed after the fact (through its

@@ -59,7 +59,6 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names: Vec::new(),
                 ents: Vec::new(),
-                stats: Vec::new(),
                 plus,
                 buf: self
                     .spare_bufs
@@ -98,7 +97,6 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names,
                 ents,
-                stats: Vec::new(),
                 plus: PlusMode::Off,
                 buf: Box::default(),
                 offset: 0,
@@ -331,18 +329,21 @@ impl<'p> Walker<'p> {
             let len = (res as usize).min(r.buf.len());
             // SAFETY: the completion has arrived, so the kernel no longer
             // writes to the buffer; it wrote `res` bytes (at most its
-            // length).
+            // length). The buffer is a heap block of the active directory
+            // `ai`, which `count_plus` neither ends nor gives a new one.
             let bytes =
                 unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(r.buf.as_ptr()), len) };
             let pushed = if r.plus != PlusMode::Off {
-                let before = r.stats.len();
-                let pushed = push_entries_plus(bytes, &mut r.names, &mut r.ents, &mut r.stats);
-                if r.stats[before..].contains(&NOT_LOOKED_UP) {
-                    self.pool.engine.plus_missed.store(true, Ordering::Relaxed);
-                }
-                pushed
+                self.count_plus(ai, bytes)
             } else {
                 push_entries(bytes, &mut r.names, &mut r.ents)
+            };
+            let Some(Active {
+                phase: Phase::Reading(r),
+                ..
+            }) = &mut self.io.active[ai]
+            else {
+                unreachable!("a directory stays in its reading while it is counted")
             };
             match pushed {
                 // The kernel saw the end: the next read would return 0
@@ -380,28 +381,88 @@ impl<'p> Walker<'p> {
             self.submit_read(ai, code);
         }
     }
-}
 
-/// [`push_entries`] for readdirplus records: each entry's statx (or the
-/// errno of its lookup) goes to `stats`.
-pub(super) fn push_entries_plus(
-    buf: &[u8],
-    names: &mut Vec<u8>,
-    ents: &mut Vec<Ent>,
-    stats: &mut Vec<PlusStat>,
-) -> io::Result<Option<u64>> {
-    // Room for every record the buffer can hold at once (and for their
-    // names up to 15 bytes each): not a reallocation per power of two for
-    // each of the three, in every directory.
-    let most = buf.len() / plus::MIN_RECORD_LEN;
-    ents.reserve(most);
-    stats.reserve(most);
-    names.reserve(most * 16);
-    let records = DirentPlusIter::new(buf).map(|r| r.map(|plus| (plus.dirent(), plus)));
-    push_records(records, names, ents, |plus| {
-        stats.push(match plus.stat() {
-            Ok(stx) => Ok(Stat::from_statx(&stx)),
-            Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+    /// Counts the entries of one readdirplus buffer of the directory `ai`
+    /// as its records are parsed, from the statx each one carries; keeps
+    /// for the stat phase only the names a read from the dcache only did
+    /// not look up. Returns the last record's `d_off`, or the error of a
+    /// record that does not parse (those before it counted).
+    fn count_plus(&mut self, ai: usize, buf: &[u8]) -> io::Result<Option<u64>> {
+        let shared = self.pool.shared;
+        let Some(Active {
+            dir,
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.io.active[ai]
+        else {
+            unreachable!("only a directory being read is counted")
+        };
+        let dir = Arc::clone(dir);
+        // Held from its first records on: its subdirectories are queued
+        // while it is still being read.
+        if r.parts.is_none() {
+            r.parts = Some(Parts::hold(&dir, Arc::clone(&r.fd), &shared.budget));
+        }
+        let link_dev = r.link_dev;
+        let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
+        let links = self.pool.links.as_ref().filter(|_| link_dev.is_some());
+        let known = self.pool.links.as_ref().zip(link_dev);
+        // As the stat phase decides (`fill_one`, with GETDENTS).
+        let defer_dirs = shared.defers_dirs(&dir) && !self.cold;
+        self.focus(ai);
+        let (mut offset, mut missed) = (None, false);
+        let mut records = DirentPlusIter::new(buf);
+        let parsed = records.try_for_each(|record| {
+            let plus = record?;
+            offset = Some(plus.offset());
+            if plus.is_dot_or_dotdot() {
+                return Ok(());
+            }
+            let (name, ino, d_type) = (plus.name_bytes(), plus.ino(), plus.d_type());
+            let st = match shared.step(&dir, name, ino, d_type, defer_dirs, known) {
+                Step::Skip => return Ok(()),
+                Step::Known(key) => {
+                    self.worker.known_link(shared, name, d_type, key);
+                    return Ok(());
+                }
+                Step::Count => None,
+                // A directory needs no stat through its own descriptor
+                // once open either.
+                Step::Stat | Step::Defer => match plus.stat() {
+                    Ok(stx) => Some(Stat::from_statx(&stx)),
+                    Err(e) if e.raw_os_error() == Some(NOT_LOOKED_UP) => {
+                        missed = true;
+                        ents.push(Ent::push(&mut names, ino, name, d_type));
+                        return Ok(());
+                    }
+                    Err(cause) => {
+                        self.worker.stat_failed(shared, name, d_type, cause);
+                        return Ok(());
+                    }
+                },
+            };
+            let child =
+                self.worker
+                    .count_named(shared, &dir, name, d_type, st.as_ref(), links, || {
+                        plus.name()
+                    });
+            if let Some(child) = child {
+                dir.add_children(1);
+                self.own.push(child);
+            }
+            Ok::<(), io_uring_getdents::dirent::ParseError>(())
         });
-    })
+        if missed {
+            self.pool.engine.plus_missed.store(true, Ordering::Relaxed);
+        }
+        if let Some(Active {
+            phase: Phase::Reading(r),
+            ..
+        }) = &mut self.io.active[ai]
+        {
+            (r.names, r.ents) = (names, ents);
+        }
+        parsed?;
+        Ok(offset)
+    }
 }

@@ -3,7 +3,6 @@
 //! directory ended.
 
 use super::*;
-use crate::engine::Step;
 
 impl Walker<'_> {
     /// The directory `ai` is read: its entries go to the stat phase, in
@@ -24,7 +23,6 @@ impl Walker<'_> {
             link_dev,
             names,
             mut ents,
-            mut stats,
             plus,
             buf,
             offset,
@@ -35,13 +33,7 @@ impl Walker<'_> {
         // In inode order, the stats a cold directory still needs: all
         // without readdirplus, those it did not look up with it.
         if cold && shared.inode_order(ents.len()) {
-            if stats.is_empty() {
-                ents.sort_unstable_by_key(|e| e.ino);
-            } else if stats.len() == ents.len() && stats.contains(&NOT_LOOKED_UP) {
-                let mut both: Vec<_> = ents.into_iter().zip(stats).collect();
-                both.sort_unstable_by_key(|(e, _)| e.ino);
-                (ents, stats) = both.into_iter().unzip();
-            }
+            ents.sort_unstable_by_key(|e| e.ino);
         }
         let end = ents.len();
         // Held while its entries are stat'ed (from its first window on):
@@ -62,7 +54,6 @@ impl Walker<'_> {
             fd,
             names,
             ents,
-            stats,
             link_dev,
             parts,
         });
@@ -201,33 +192,21 @@ impl Walker<'_> {
             let ent = batch.ents[i];
             i += 1;
             let name = ent.name_bytes(&batch.names);
-            let step = shared.step(&batch.dir, name, &ent, defer_dirs, links);
-            // Readdirplus brought its statx: a directory needs no stat
-            // through its own descriptor once open either. A name it did
-            // not look up (from the dcache only) is stat'ed as without it.
-            let plus = (batch.stats.get(i - 1))
-                .filter(|stat| **stat != NOT_LOOKED_UP)
-                .filter(|_| matches!(step, Step::Defer | Step::Stat));
-            match (step, plus) {
-                (Step::Skip, _) => continue,
-                (Step::Known(key), _) => {
+            match shared.step(&batch.dir, name, ent.ino, ent.d_type, defer_dirs, links) {
+                Step::Skip => continue,
+                Step::Known(key) => {
                     self.focus(ai);
                     self.worker.known_link(shared, name, ent.d_type, key);
                     continue;
                 }
-                (_, Some(stat)) => {
-                    let result = (*stat).map_err(io::Error::from_raw_os_error);
-                    self.stat_done(ai, &batch, i - 1, result);
-                    continue;
-                }
-                (Step::Defer, None) => {
+                Step::Defer => {
                     batch.dir.add_children(1);
                     let cname = ent.name(&batch.names);
                     self.own
                         .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
                     continue;
                 }
-                (Step::Count, None) => {
+                Step::Count => {
                     self.focus(ai);
                     let child =
                         self.worker
@@ -238,7 +217,7 @@ impl Walker<'_> {
                     }
                     continue;
                 }
-                (Step::Stat, None) => {}
+                Step::Stat => {}
             }
             let cname = ent.name(&batch.names);
             if self.io.ring.is_none() {

@@ -56,7 +56,6 @@ impl Walker<'_> {
             link_dev,
             names,
             ents,
-            stats: Vec::new(),
             plus: if getdents.is_some() {
                 plus
             } else {
