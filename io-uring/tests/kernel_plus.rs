@@ -751,3 +751,92 @@ fn dcache_lookups_answer_from_memory_or_with_eagain() {
         "after full lookups"
     );
 }
+
+/// Unmounts `path` when dropped, so that a failing test leaves no mount.
+struct Mounted<'a>(&'a Path);
+
+impl Drop for Mounted<'_> {
+    fn drop(&mut self) {
+        let path = CString::new(self.0.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that lives across the call.
+        unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+/// A name with a filesystem mounted on it: readdirplus with lookups that
+/// wait gives what `statx(2)` of the name gives, the mounted root (as the
+/// last step of a path walk); from the dcache only it carries `EAGAIN`.
+/// The lookups take no reference on the mount that outlives them: after
+/// 200 reads it unmounts at once (not `EBUSY`).
+#[test]
+fn a_name_with_a_mount_on_it_carries_the_mounted_root_and_leaves_it_free() {
+    let Some((opcode, mut ring)) = plus_ring() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let point = tmp.path().join("m");
+    fs::create_dir(&point).unwrap();
+    fs::write(tmp.path().join("f"), b"beside the mount").unwrap();
+    let target = CString::new(point.as_os_str().as_bytes()).unwrap();
+    // SAFETY: NUL-terminated strings that live across the call, no data.
+    let res = unsafe {
+        libc::mount(
+            c"none".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if res != 0 {
+        let why = std::io::Error::last_os_error();
+        assert!(!required(), "mount tmpfs on {}: {why}", point.display());
+        println!("skipped: mount tmpfs: {why}");
+        return;
+    }
+    let mounted = Mounted(&point);
+    fs::create_dir(point.join("inside")).unwrap();
+    let root = statx(None, &target, 0, MASK).unwrap();
+    let dir = fs::File::open(tmp.path()).unwrap();
+    let fd = Target::Fd(dir.as_raw_fd());
+    let mut buf = vec![0u8; 4096];
+
+    for _ in 0..200 {
+        let (res, _) = plus_once(&mut ring, opcode, fd, &mut buf, 0, MASK);
+        assert!(res > 0, "readdirplus: {res}");
+        let records = parse_plus(&buf[..res as usize]);
+        let m = records.iter().find(|r| r.name() == b"m").expect("m listed");
+        let got = m.stat.unwrap_or_else(|errno| panic!("m: errno {errno}"));
+        assert_eq!(
+            (
+                got.stx_ino,
+                got.stx_dev_major,
+                got.stx_dev_minor,
+                got.stx_nlink
+            ),
+            (root.stx_ino, root.stx_dev_major, root.stx_dev_minor, 3),
+            "the mounted root, not the directory under it"
+        );
+        for record in &records {
+            assert_carries_statx_of_its_name(&dir, record);
+        }
+    }
+    if detect::plus_cached().dcache() {
+        let (res, _) = plus_dcache_once(&mut ring, opcode, fd, &mut buf, 0);
+        assert!(res > 0, "readdirplus from the dcache: {res}");
+        let records = parse_plus(&buf[..res as usize]);
+        let m = records.iter().find(|r| r.name() == b"m").expect("m listed");
+        assert_eq!(m.stat.err(), Some(libc::EAGAIN), "a mount is left to statx");
+    }
+
+    std::mem::forget(mounted);
+    // SAFETY: a NUL-terminated path that lives across the call.
+    let res = unsafe { libc::umount2(target.as_ptr(), 0) };
+    assert_eq!(
+        res,
+        0,
+        "umount {} after the reads: {}",
+        point.display(),
+        std::io::Error::last_os_error()
+    );
+}
