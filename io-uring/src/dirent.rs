@@ -227,27 +227,29 @@ pub(crate) fn parse_record(
 }
 
 /// Where the first NUL or `/` of `field` is, if any: one pass, a word at a
-/// time (this runs once per entry), then byte by byte in the word that has
-/// one.
+/// time (this runs once per entry), byte by byte only in a last word
+/// shorter than 8 bytes.
 #[inline]
 fn nul_or_slash(field: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     const SLASHES: u64 = u64::from_ne_bytes([b'/'; 8]);
-    // Non-zero if some byte of `v` is zero (and maybe for bytes after it,
-    // never before: the exact byte is found below).
+    // The high bit of each zero byte of `v`, and maybe of bytes after one
+    // (a borrow runs from lower bytes to higher ones), never before one.
     let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
     let mut words = field.chunks_exact(8);
     let mut at = 0;
     for word in &mut words {
-        let v = u64::from_ne_bytes(word.try_into().expect("8 bytes"));
-        if zero_in(v) | zero_in(v ^ SLASHES) != 0 {
-            break;
+        // Little-endian whatever the CPU, so that byte `i` of the word is
+        // bits `8 i..8 i + 8`: the lowest bit set marks the first match.
+        let v = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let hits = zero_in(v) | zero_in(v ^ SLASHES);
+        if hits != 0 {
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    field[at..]
-        .iter()
+    (words.remainder().iter())
         .position(|&b| b == 0 || b == b'/')
         .map(|i| at + i)
 }
