@@ -185,9 +185,9 @@ enum Phase {
 struct Reading {
     fd: Arc<OwnedFd>,
     link_dev: Option<u64>,
-    /// The entries read that still need a stat: with readdirplus, the
-    /// others are counted as their records are parsed
-    /// ([`Walker::count_plus`]).
+    /// The entries read and not counted yet: all of them without
+    /// readdirplus; with it, only the names it did not look up (the others
+    /// are counted as their records are parsed, [`Walker::count_plus`]).
     names: Vec<u8>,
     ents: Vec<Ent>,
     /// How this directory's reads ask for readdirplus

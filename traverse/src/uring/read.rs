@@ -407,8 +407,7 @@ impl<'p> Walker<'p> {
         let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
         let links = self.pool.links.as_ref().filter(|_| link_dev.is_some());
         let known = self.pool.links.as_ref().zip(link_dev);
-        // As the stat phase decides (`fill_one`, with GETDENTS).
-        let defer_dirs = shared.defers_dirs(&dir) && !self.cold;
+        let defer_dirs = self.defers_dirs(&dir);
         self.focus(ai);
         let (mut offset, mut missed) = (None, false);
         let mut records = DirentPlusIter::new(buf);
@@ -447,8 +446,7 @@ impl<'p> Walker<'p> {
                         plus.name()
                     });
             if let Some(child) = child {
-                dir.add_children(1);
-                self.own.push(child);
+                self.adopt(&dir, child);
             }
             Ok::<(), io_uring_getdents::dirent::ParseError>(())
         });

@@ -169,14 +169,7 @@ impl Walker<'_> {
         let batch = Arc::clone(batch);
         let (mut i, end) = (*next, *end);
         let links = pool.links.as_ref().zip(batch.link_dev);
-        // With -x the device must be known before descending; a listing
-        // stats no directory anyway. Once the cache is cold, with GETDENTS,
-        // subdirectories get a STATX too: chains of them wait for their
-        // inodes side by side in io-wq, where a walker opening one after the
-        // other waited for each in turn, and the stat tells which will be
-        // read with lookups that wait (5 ms per request: 465 -> 433 ms).
-        let defer_dirs =
-            shared.defers_dirs(&batch.dir) && !(self.cold && self.pool.engine.getdents.is_some());
+        let defer_dirs = self.defers_dirs(&batch.dir);
         let mask = shared.config.statx_mask();
         while i < end {
             if self.io.ring.is_some() && self.io.free.is_empty() {
@@ -200,10 +193,8 @@ impl Walker<'_> {
                     continue;
                 }
                 Step::Defer => {
-                    batch.dir.add_children(1);
                     let cname = ent.name(&batch.names);
-                    self.own
-                        .push(Work::Subdir(DirNode::child(&batch.dir, cname)));
+                    self.adopt(&batch.dir, Work::Subdir(DirNode::child(&batch.dir, cname)));
                     continue;
                 }
                 Step::Count => {
@@ -212,8 +203,7 @@ impl Walker<'_> {
                         self.worker
                             .count_entry(shared, &batch.dir, &batch.names, &ent, None, None);
                     if let Some(child) = child {
-                        batch.dir.add_children(1);
-                        self.own.push(child);
+                        self.adopt(&batch.dir, child);
                     }
                     continue;
                 }
@@ -263,6 +253,24 @@ impl Walker<'_> {
         }
     }
 
+    /// Whether the subdirectories of `dir` are counted once opened rather
+    /// than stat'ed by name ([`Shared::defers_dirs`]), whether readdirplus
+    /// brought their statx or a STATX is to bring it. Once the cache is
+    /// cold, with GETDENTS, they get a STATX too: chains of them wait for
+    /// their inodes side by side in io-wq, where a walker opening one after
+    /// the other waited for each in turn, and the stat tells which will be
+    /// read with lookups that wait (5 ms per request: 465 -> 433 ms).
+    pub(super) fn defers_dirs(&self, dir: &DirNode) -> bool {
+        self.pool.shared.defers_dirs(dir) && !(self.cold && self.pool.engine.getdents.is_some())
+    }
+
+    /// Queues `child`, a subdirectory of `dir` to read, on this walker's
+    /// stack, counted in `dir`'s hold on its descriptor first.
+    pub(super) fn adopt(&mut self, dir: &DirNode, child: Work) {
+        dir.add_children(1);
+        self.own.push(child);
+    }
+
     /// Counts one stat'ed entry (entry `i` of `batch`, directory `ai`).
     pub(super) fn stat_done(
         &mut self,
@@ -290,8 +298,7 @@ impl Walker<'_> {
                     links,
                 );
                 if let Some(child) = child {
-                    batch.dir.add_children(1);
-                    self.own.push(child);
+                    self.adopt(&batch.dir, child);
                 }
             }
             Err(cause) => {
