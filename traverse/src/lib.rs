@@ -64,6 +64,7 @@ mod stdfs;
 mod sys;
 mod tally;
 mod threads;
+mod threshold;
 #[cfg(feature = "reference-engines")]
 mod tokio_fs;
 mod totals;
@@ -82,6 +83,7 @@ pub use error::{Error, Op};
 pub use file_totals::FileTotals;
 pub use filter::FilterEntry;
 pub use ncdu_tree::{NcduDir, NcduEntries, NcduEntry};
+pub use threshold::parse_threshold;
 pub use totals::{Progress, Totals};
 pub use visit::{Entry, Event, Ignore, Metadata, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

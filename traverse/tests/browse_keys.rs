@@ -224,14 +224,16 @@ fn marked_rows_are_deleted_together_and_the_selection_stays() {
     pane.wait("the scan's end", scanned);
     select(&pane, &t, "b");
     pane.keys(&["d"]);
-    pane.wait("the question", |s| s.contains("Delete b? (y/n)"));
+    let question = format!("Delete {}/b: ", t.display());
+    pane.wait("the question", |s| s.contains(&question));
     pane.keys(&["y"]);
     let screen = pane.wait("b deleted", |s| s.contains("deleted b"));
     assert!(!t.join("b").exists());
     assert_eq!(rows(&screen), reference_rows(&t), "{screen}");
     // The selection is on c, the row after b: a second "d" asks for c.
     pane.keys(&["d"]);
-    pane.wait("the question for c", |s| s.contains("Delete c? (y/n)"));
+    let question = format!("Delete {}/c: ", t.display());
+    pane.wait("the question for c", |s| s.contains(&question));
     pane.keys(&["n"]);
     // Mark a and e/, delete both after one question listing them.
     pane.keys(&["g", " ", "j", "j", " "]);

@@ -9,7 +9,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::model::Model;
 use super::rows::{Key, Row};
 use super::status::Scan;
-use super::{info, Msg};
+use super::{confirmed, info, Msg};
 use crate::output::human_path;
 
 /// What the screen shows over the rows, and what keys mean meanwhile.
@@ -66,8 +66,9 @@ impl Browser {
     }
 
     /// A message of the walk or of a deletion (directories are taken by
-    /// the loop: see `Model::early_dirs`).
-    pub fn on_msg(&mut self, msg: Msg) {
+    /// the loop: see `Model::early_dirs`); `true` when the directory shown
+    /// needs a rescan (a deletion left something).
+    pub fn on_msg(&mut self, msg: Msg) -> bool {
         match msg {
             Msg::Wake | Msg::Dir(_) => {}
             Msg::Root(tree) => self.model.root_done(tree),
@@ -87,30 +88,36 @@ impl Browser {
             Msg::Rescanned(cwd, tree) => {
                 self.scan.rescanning = false;
                 match tree {
-                    Some(tree) if cwd == self.model.cwd() => {
+                    Ok(tree) if cwd == self.model.cwd() => {
                         self.model.rescanned(&cwd, tree);
-                        self.model.message =
-                            Some(format!("rescanned {}", human_path(&self.model.path())));
+                        let path = human_path(&self.model.path());
+                        let text = format!("rescanned {path}");
+                        self.model.message = Some(match self.model.message.take() {
+                            // What a deletion left stays in view.
+                            Some(m) if m.contains("left") => format!("{m} | {text}"),
+                            _ => text,
+                        });
                     }
-                    _ => self.model.message = Some("the rescan did not finish".to_owned()),
+                    Ok(_) => self.model.message = Some("moved away: not rescanned".to_owned()),
+                    Err(why) => self.model.message = Some(format!("not rescanned: {why}")),
                 }
             }
             Msg::Deleted(done) => {
-                let mode = std::mem::replace(&mut self.mode, Mode::Browse);
-                if !matches!(mode, Mode::Deleting) {
-                    self.mode = mode;
+                if matches!(self.mode, Mode::Deleting) {
+                    self.mode = Mode::Browse;
                 }
-                let (ok, failed): (Vec<_>, Vec<_>) = done.into_iter().partition(|d| d.1.is_ok());
-                let ok: Vec<Row> = ok.into_iter().map(|d| d.0).collect();
-                self.model.remove(&ok);
-                self.model.message = Some(match (ok.as_slice(), failed.first()) {
-                    (_, Some((_, Err(why)))) => why.clone(),
-                    ([one], None) => format!("deleted {}", info::name(&one.name)),
-                    (all, None) => format!("deleted {} items", all.len()),
-                    (_, Some((_, Ok(())))) => unreachable!("partitioned"),
-                });
+                self.model.message = Some(confirmed::message(self.model.disk_usage, &done));
+                let gone: Vec<Row> = (done.iter())
+                    .filter(|(_, r)| r.as_ref().is_ok_and(|o| o.left == 0))
+                    .map(|(row, _)| row.clone())
+                    .collect();
+                self.model.remove(&gone);
+                return done
+                    .iter()
+                    .any(|(_, r)| r.as_ref().is_ok_and(|o| o.left > 0));
             }
         }
+        false
     }
 
     /// Applies a key.

@@ -12,6 +12,7 @@
 //! the walk sends. Deletions run on a thread of their own, so quitting
 //! never waits for one.
 
+mod confirmed;
 mod delete;
 mod info;
 mod input;
@@ -75,32 +76,25 @@ pub enum Msg {
     Error(String),
     Done(Summary),
     /// The directory at these indices, scanned again.
-    Rescanned(Vec<usize>, Option<NcduDir>),
+    Rescanned(Vec<usize>, Result<NcduDir, String>),
     /// What a deletion did to each row.
-    Deleted(Vec<(Row, Result<(), String>)>),
+    Deleted(Vec<(Row, Result<delete::Outcome, String>)>),
 }
 
 /// The breakdown's side: finished directories of the first level, then
-/// the root (of a rescan: only the root, kept for the thread's end).
-struct Trees {
-    tx: Mutex<Sender<Msg>>,
-    rescan: Option<Mutex<Option<NcduDir>>>,
-}
+/// the root.
+struct Trees(Mutex<Sender<Msg>>);
 
 impl DirVisitor for Trees {
     fn dir(&self, dir: &DirTotals<'_>) {
-        let msg = match (&self.rescan, dir.depth()) {
-            (Some(slot), 0) => {
-                *lock(slot) = dir.take_tree();
-                None
-            }
-            (None, 0) => dir.take_tree().map(Msg::Root),
-            (None, 1) => dir.take_tree().map(Msg::Dir),
+        let msg = match dir.depth() {
+            0 => dir.take_tree().map(Msg::Root),
+            1 => dir.take_tree().map(Msg::Dir),
             _ => None,
         };
         if let Some(msg) = msg {
             // The loop is gone only when the person quit.
-            let _ = lock(&self.tx).send(msg);
+            let _ = lock(&self.0).send(msg);
         }
     }
 
@@ -188,15 +182,16 @@ pub fn run(root: &Path, walk: &Walk, interrupt: &AtomicBool, opts: Options) -> E
     };
     let mut browser = keys::Browser::new(model, root_fd, opts.import);
     let result = std::thread::scope(|scope| {
-        if !opts.import {
+        // The walk runs from the root's descriptor (a duplicate: the same
+        // open), so what is deleted is what is shown, whatever happens to
+        // PATH meanwhile.
+        if let Some(fd) = browser.root_fd.as_ref().and_then(|fd| fd.try_clone().ok()) {
             let tx = tx.clone();
             scope.spawn(move || {
-                let trees = Arc::new(Trees {
-                    tx: Mutex::new(tx.clone()),
-                    rescan: None,
-                });
+                let trees = Arc::new(Trees(Mutex::new(tx.clone())));
                 let errors = Errors(Mutex::new(tx.clone()));
-                let summary = walk.run_dirs(root, &errors, trees as Arc<dyn DirVisitor>);
+                let dirs = trees as Arc<dyn DirVisitor>;
+                let summary = walk.run_dirs_at(fd.as_fd(), root, &errors, dirs);
                 let _ = tx.send(Msg::Done(summary));
             });
         }
@@ -305,7 +300,9 @@ impl<'env> Loop<'_, 'env> {
                     Msg::Dir(dir) => early.push(dir),
                     other => {
                         b.model.early_dirs(std::mem::take(&mut early));
-                        b.on_msg(other);
+                        if b.on_msg(other) {
+                            self.rescan(scope, b);
+                        }
                     }
                 }
                 if Instant::now() < until {
@@ -334,23 +331,26 @@ impl<'env> Loop<'_, 'env> {
             Action::Quit => return Ok(Some(Quit::Plain)),
             Action::QuitPrint => return Ok(Some(Quit::PrintPath(b.model.path()))),
             Action::Shell => self.shell(&b.model.path(), b)?,
-            Action::Rescan => {
-                let (path, cwd, tx) = (b.model.path(), b.model.cwd().to_vec(), self.tx.clone());
-                let walk = self.walk;
-                scope.spawn(move || {
-                    let trees = Arc::new(Trees {
-                        tx: Mutex::new(tx.clone()),
-                        rescan: Some(Mutex::new(None)),
-                    });
-                    let errors = Errors(Mutex::new(tx.clone()));
-                    walk.run_dirs(&path, &errors, Arc::clone(&trees) as Arc<dyn DirVisitor>);
-                    let tree = trees.rescan.as_ref().and_then(|slot| lock(slot).take());
-                    let _ = tx.send(Msg::Rescanned(cwd, tree));
-                });
-            }
+            Action::Rescan => self.rescan(scope, b),
             Action::Delete(chosen) => self.delete(b, chosen),
         }
         Ok(None)
+    }
+
+    /// Scans the directory shown again on a thread of the scope, from
+    /// the root's descriptor; its end comes back as [`Msg::Rescanned`].
+    fn rescan<'scope>(&mut self, scope: &'scope Scope<'scope, 'env>, b: &mut keys::Browser) {
+        let Some(fd) = b.root_fd.as_ref().and_then(|fd| fd.try_clone().ok()) else {
+            return;
+        };
+        b.scan.rescanning = true;
+        let (levels, cwd) = (b.model.levels(), b.model.cwd().to_vec());
+        let (root, tx, walk) = (b.model.root_path.clone(), self.tx.clone(), self.walk);
+        scope.spawn(move || {
+            let errors = Errors(Mutex::new(tx.clone()));
+            let tree = confirmed::rescan(walk, fd.as_fd(), &root, &levels, &errors);
+            let _ = tx.send(Msg::Rescanned(cwd, tree));
+        });
     }
 
     /// `b`: the person's shell in the directory shown, on the terminal as
@@ -374,9 +374,10 @@ impl<'env> Loop<'_, 'env> {
     }
 
     /// Deletes `chosen` (rows of the directory shown) on a thread of its
-    /// own; its end comes back as [`Msg::Deleted`].
+    /// own, not joined: quitting does not wait for it. Its end comes back
+    /// as [`Msg::Deleted`].
     fn delete(&mut self, b: &mut keys::Browser, chosen: Vec<Row>) {
-        let fd = match b.root_fd.as_ref().map(|fd| fd.as_fd().try_clone_to_owned()) {
+        let fd = match b.root_fd.as_ref().map(OwnedFd::try_clone) {
             Some(Ok(fd)) => fd,
             Some(Err(e)) => {
                 b.model.message = Some(format!("cannot delete: {e}"));
@@ -384,34 +385,23 @@ impl<'env> Loop<'_, 'env> {
             }
             None => return,
         };
-        let levels = b.model.levels();
-        let ids: Vec<_> = chosen
-            .iter()
-            .map(|r| r.dir.and_then(|i| b.model.dir_id(i)))
+        let rows = chosen
+            .into_iter()
+            .map(|r| {
+                let id = b.model.id_of(&r);
+                (r, id)
+            })
             .collect();
-        let (root, tx) = (b.model.root_path.clone(), self.tx.clone());
+        let job = confirmed::Job {
+            fd,
+            root: b.model.root_path.clone(),
+            levels: b.model.levels(),
+            rows,
+        };
         b.mode = Mode::Deleting;
-        // Not joined: quitting does not wait for it.
+        let tx = self.tx.clone();
         std::thread::spawn(move || {
-            let done = chosen
-                .into_iter()
-                .zip(ids)
-                .map(|(row, id)| {
-                    let target = match row.dir {
-                        Some(_) => delete::Target::Dir {
-                            name: &row.name,
-                            id,
-                        },
-                        None => delete::Target::Entry {
-                            name: &row.name,
-                            ino: row.ino,
-                        },
-                    };
-                    let result = delete::delete(fd.as_fd(), &root, &levels, &target);
-                    (row, result)
-                })
-                .collect();
-            let _ = tx.send(Msg::Deleted(done));
+            let _ = tx.send(Msg::Deleted(confirmed::run(job)));
         });
     }
 }

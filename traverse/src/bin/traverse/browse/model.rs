@@ -346,9 +346,13 @@ impl Model {
         levels
     }
 
-    /// The (device, inode) of subdirectory `index` of the directory shown.
-    pub fn dir_id(&self, index: usize) -> Option<(u64, u64)> {
-        self.dir().dirs().get(index).and_then(NcduDir::id)
+    /// The (device, inode) the walk saw for `row` of the directory shown:
+    /// a subdirectory's own, a file's inode on its directory's device.
+    pub fn id_of(&self, row: &Row) -> Option<(u64, u64)> {
+        match row.dir {
+            Some(i) => self.dir().dirs().get(i).and_then(NcduDir::id),
+            None => self.dir().id().map(|(dev, _)| (dev, row.ino)),
+        }
     }
 
     /// Takes `deleted` (rows of the directory shown) off the tree and

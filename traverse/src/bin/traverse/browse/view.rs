@@ -6,10 +6,13 @@
 //! details and a confirmation over them. Only the rows on screen are
 //! formatted, so a frame costs the same for ten rows or a million.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use traverse::Progress;
 
@@ -31,13 +34,23 @@ fn colour() -> bool {
 
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, b: &mut Browser, progress: Option<&Progress>) {
+    let area = frame.area();
+    let line = status_line(b, progress, usize::from(area.width));
+    // The status line wraps, so a question or an error shows in full (up
+    // to half the screen).
+    let width = usize::from(area.width.max(1));
+    let lines = Span::raw(line.as_str()).width().div_ceil(width).max(1);
+    let lines = u16::try_from(lines)
+        .unwrap_or(u16::MAX)
+        .min(area.height / 2)
+        .max(1);
     let [title, body, footer, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(lines),
     ])
-    .areas(frame.area());
+    .areas(area);
     let m = &mut b.model;
     let totals = m.totals();
     let count = super::rows::count(&totals);
@@ -82,9 +95,9 @@ pub fn draw(frame: &mut Frame<'_>, b: &mut Browser, progress: Option<&Progress>)
         foot.push_str(&format!("  {} marked", m.marks.len()));
     }
     frame.render_widget(Paragraph::new(foot), footer);
-    let line = status_line(b, progress, usize::from(status.width));
     let reversed = Style::new().add_modifier(Modifier::REVERSED);
-    frame.render_widget(Paragraph::new(line).style(reversed), status);
+    let status_text = Paragraph::new(line).wrap(Wrap { trim: false });
+    frame.render_widget(status_text.style(reversed), status);
     match &b.mode {
         Mode::Help => {
             let lines = KEYS.iter().map(|(k, what)| format!("{k:<26} {what}"));
@@ -110,13 +123,20 @@ pub fn draw(frame: &mut Frame<'_>, b: &mut Browser, progress: Option<&Progress>)
 fn status_line(b: &Browser, progress: Option<&Progress>, width: usize) -> String {
     match &b.mode {
         Mode::Confirm(rows) => match rows.as_slice() {
+            // The full path (escaped), size and entry count of what goes.
             [one] => {
+                let path = b.model.path().join(OsStr::from_bytes(&one.name));
                 let what = if one.dir.is_some() {
-                    " and everything in it"
+                    "/ and everything in it"
                 } else {
                     ""
                 };
-                format!("Delete {}{what}? (y/n)", info::name(&one.name))
+                format!(
+                    "Delete {}{what}: {} in {} entries? (y/n)",
+                    human_path(&path),
+                    size3(one.size(b.model.disk_usage)),
+                    one.count
+                )
             }
             all => {
                 let size: u128 = all.iter().map(|r| r.size(b.model.disk_usage)).sum();
