@@ -231,12 +231,15 @@ impl DirProgress {
         };
     }
 
-    /// One more entry, the worker's byte total at `bytes`.
-    pub fn count(&mut self, progress: &Progress, bytes: u128) {
+    /// One more entry, the worker's byte total at `bytes`; whether the
+    /// counts were published.
+    pub fn count(&mut self, progress: &Progress, bytes: u128) -> bool {
         self.seen += 1;
-        if self.seen.is_multiple_of(1024) {
+        let publish = self.seen.is_multiple_of(1024);
+        if publish {
             self.publish(progress, bytes);
         }
+        publish
     }
 
     /// Adds what was counted since the last time to `progress`.

@@ -352,3 +352,50 @@ fn forty_columns_cut_names_and_keep_the_slash() {
     pane.keys(&["q"]);
     pane.wait("exit status 0", |s| s.contains("EXIT=0"));
 }
+
+/// On a slow mount (FUSE, 2 ms a request), one directory of 3 000 files:
+/// the status line counts its entries while it is read (every 1 024
+/// entries: before, it said 1 entry until the directory ended) and names
+/// the directory being read.
+#[test]
+fn progress_moves_inside_one_large_directory() {
+    let env = TestEnv::new();
+    let src = env.mkdir("src");
+    for f in 0..3000 {
+        env.file(&format!("src/big/f{f}"), 1);
+    }
+    let options = testfs::Options::new().delay(Duration::from_millis(2));
+    let Some(mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
+    let Some(pane) = start_browser(
+        "progress",
+        &format!("-i -j 1 {}", mount.mountpoint().display()),
+    ) else {
+        return;
+    };
+    let big = mount.mountpoint().join("big");
+    let screen = pane.wait("a count inside big", |s| {
+        s.contains("scanned in")
+            || s.lines().any(|l| {
+                l.starts_with("scanning: ")
+                    && l.split_whitespace()
+                        .nth(1)
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .is_some_and(|n| (1024..3000).contains(&n))
+            })
+    });
+    assert!(
+        !screen.contains("scanned in"),
+        "the scan ended first:\n{screen}"
+    );
+    let status = squash_lines(&screen);
+    assert!(status.contains(&big.display().to_string()), "{screen}");
+    pane.keys(&["q"]);
+    pane.wait("exit status 0", |s| s.contains("EXIT=0"));
+}
+
+/// The screen's lines joined (the status line may wrap).
+fn squash_lines(screen: &str) -> String {
+    screen.lines().map(str::trim_end).collect()
+}

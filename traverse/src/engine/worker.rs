@@ -34,9 +34,8 @@ pub(crate) struct Worker<'v> {
     dir_path: PathCache,
     dir_path_built: bool,
     entry_path: Vec<u8>,
-    /// Entries and bytes of the current directory, for [`Progress`] (and
-    /// the walk's, for the path of a directory entered).
     seen: DirProgress,
+    /// The walk's: a display may ask for the path of the current directory.
     progress: Arc<Progress>,
     /// With a breakdown: what was counted in the current directory since
     /// [`enter`](Self::enter), added to its tally when it is left.
@@ -74,11 +73,12 @@ impl<'v> Worker<'v> {
         self.dir = Some(Arc::clone(dir));
         self.dir_path_built = false;
         self.seen.start(self.acc.totals.bytes);
-        if self.progress.wants_path() {
-            self.build_dir_path();
-            let path = Path::new(OsStr::from_bytes(self.dir_path.bytes()));
-            self.progress.set_path(path);
-        }
+        self.progress.wants_path().then(|| self.tell_path());
+    }
+
+    fn tell_path(&mut self) {
+        self.build_dir_path();
+        (self.progress).set_path(Path::new(OsStr::from_bytes(self.dir_path.bytes())));
     }
 
     /// Leaves the current directory, read whole by this worker, and ends
@@ -361,7 +361,9 @@ impl<'v> Worker<'v> {
     /// as a loop and neither counted nor listed, as `find` does (`du`
     /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
-        self.seen.count(&shared.progress, self.acc.totals.bytes);
+        if self.seen.count(&shared.progress, self.acc.totals.bytes) && self.progress.wants_path() {
+            self.tell_path();
+        }
         let depth = self.depth() + 1;
         let reads = shared.reads(depth);
         if st.is_some_and(|st| self.counted_before(st)) {
