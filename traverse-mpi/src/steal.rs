@@ -112,7 +112,9 @@ pub fn walk(world: &SimpleCommunicator, walker: &Walker, root: Option<Task>, sha
         drain(world, &mut asked);
         stack.lock().over = true;
         stack.wake.notify_one();
-        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        reader
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     });
 }
 
@@ -126,11 +128,20 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
         token: (rank == 0).then_some((0, false)),
         round: false,
     };
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (rank as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let mut rng =
+        Rng(0x9e37_79b9_7f4a_7c15 ^ (rank as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
     loop {
         while let Some(probed) = world.any_process().immediate_matched_probe() {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
-            if receive(world, status.tag(), status.source_rank(), &bytes, stack, &mut safra, asked) {
+            if receive(
+                world,
+                status.tag(),
+                status.source_rank(),
+                &bytes,
+                stack,
+                &mut safra,
+                asked,
+            ) {
                 return;
             }
         }
@@ -166,11 +177,24 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
             if target >= rank {
                 target += 1;
             }
-            world.process_at_rank(target).send_with_tag(nothing(), REQUEST);
+            world
+                .process_at_rank(target)
+                .send_with_tag(nothing(), REQUEST);
             *asked = Some(target);
         }
-        let (bytes, status) = world.any_process().matched_probe().matched_receive_vec::<u8>();
-        if receive(world, status.tag(), status.source_rank(), &bytes, stack, &mut safra, asked) {
+        let (bytes, status) = world
+            .any_process()
+            .matched_probe()
+            .matched_receive_vec::<u8>();
+        if receive(
+            world,
+            status.tag(),
+            status.source_rank(),
+            &bytes,
+            stack,
+            &mut safra,
+            asked,
+        ) {
             return;
         }
     }
