@@ -7,6 +7,7 @@
 //! the subdirectories taken go back into it) is browsed: the same memory
 //! as `--export`. Keys and walk events come to one loop over a channel.
 
+mod confirmed;
 mod delete;
 mod model;
 mod view;
@@ -112,8 +113,9 @@ pub fn run(root: &Path, walk: &Walk, interrupt: &AtomicBool, opts: Options) -> E
         eprintln!("traverse: --interactive needs a terminal");
         return ExitCode::from(2);
     }
-    // Kept from the start: deletions start from it, so a rename of the
-    // root's ancestors cannot lead them elsewhere.
+    // The one open of PATH: the walk runs from it and deletions start
+    // from it, so what is deleted is what is shown, whatever happens to
+    // PATH (a symlink in it swapped, an ancestor renamed) meanwhile.
     let root_fd = CString::new(root.as_os_str().as_bytes())
         .map_err(|_| "a path with a NUL byte".to_owned())
         .and_then(|c| io_uring_getdents::syscall::open_dir_at(None, &c).map_err(|e| e.to_string()))
@@ -140,7 +142,13 @@ pub fn run(root: &Path, walk: &Walk, interrupt: &AtomicBool, opts: Options) -> E
     let errors = Errors(Mutex::new(tx.clone()));
     let result = std::thread::scope(|scope| {
         scope.spawn(|| {
-            let summary = walk.run_dirs(root, &errors, trees as Arc<dyn DirVisitor>);
+            let trees = trees as Arc<dyn DirVisitor>;
+            let summary = match &root_fd {
+                Ok(fd) => walk.run_dirs_at(fd.as_fd(), root, &errors, trees),
+                // The walk says why PATH cannot be read; nothing can be
+                // deleted.
+                Err(_) => walk.run_dirs(root, &errors, trees),
+            };
             let _ = tx.send(Msg::Done(summary));
         });
         let result = browse(&mut terminal, root, &root_fd, walk, &rx, opts);
@@ -211,7 +219,7 @@ fn browse(
             match msg {
                 Msg::Input(Event::Key(key)) if key.kind != KeyEventKind::Release => {
                     now_please = true;
-                    if !on_key(&mut model, key, root, root_fd) {
+                    if !on_key(&mut model, key, root, root_fd, walk) {
                         return Ok(());
                     }
                 }
@@ -244,23 +252,14 @@ fn on_key(
     key: KeyEvent,
     root: &Path,
     root_fd: &Result<OwnedFd, String>,
+    walk: &Walk,
 ) -> bool {
     if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
         return false;
     }
     if let Some(row) = model.confirm.take() {
         model.message = Some(if key.code == KeyCode::Char('y') {
-            let name = human_path(Path::new(std::ffi::OsStr::from_bytes(&row.name)));
-            let deleted = match root_fd {
-                Ok(fd) => model.delete(&row, |levels, target| {
-                    delete::delete(fd.as_fd(), root, levels, target)
-                }),
-                Err(why) => Err(why.clone()),
-            };
-            match deleted {
-                Ok(()) => format!("deleted {name}"),
-                Err(why) => why,
-            }
+            confirmed::delete(model, &row, root, root_fd, walk)
         } else {
             "not deleted".to_owned()
         });

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use traverse::{NcduDir, Totals};
 
-use super::delete::{Level, Target};
+use super::delete::{Level, Outcome, Target};
 
 /// How rows are sorted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,25 +267,30 @@ impl Model {
     }
 
     /// Deletes `row` of the directory shown through `delete` (which gets
-    /// the levels and the target), then takes it off the tree and its
-    /// size off the totals of the directory and every ancestor.
+    /// the levels and the target). When all of it went, takes it off the
+    /// tree and its size off the totals of the directory and every
+    /// ancestor; else the directory needs a rescan ([`Model::rescanned`]).
     pub fn delete(
         &mut self,
         row: &Row,
-        delete: impl FnOnce(&[Level], &Target<'_>) -> Result<(), String>,
-    ) -> Result<(), String> {
+        delete: impl FnOnce(&[Level], &Target<'_>) -> Result<Outcome, String>,
+    ) -> Result<Outcome, String> {
         let levels = self.levels();
         let target = match row.dir {
             Some(i) => Target::Dir {
                 name: &row.name,
                 id: self.dir().dirs()[i].id(),
             },
+            // A file is on its directory's device.
             None => Target::Entry {
                 name: &row.name,
-                ino: row.ino,
+                id: self.dir().id().map(|(dev, _)| (dev, row.ino)),
             },
         };
-        delete(&levels, &target)?;
+        let outcome = delete(&levels, &target)?;
+        if outcome.left > 0 {
+            return Ok(outcome);
+        }
         let mut d = &mut self.root;
         for &i in &self.cwd {
             d = d.dir_mut(i).expect("the cwd indices are valid");
@@ -302,6 +307,57 @@ impl Model {
             d.subtract(&lost);
         }
         self.refresh();
-        Ok(())
+        Ok(outcome)
     }
+
+    /// The levels from the root to the directory shown, and its name.
+    pub fn shown_levels(&self) -> (Vec<Level>, Vec<u8>) {
+        let levels = self.levels();
+        let name = levels.last().map_or_else(
+            || self.root_path.as_os_str().as_bytes().to_vec(),
+            |l| l.0.clone(),
+        );
+        (levels, name)
+    }
+
+    /// Puts `tree`, a new scan of the directory shown, in place of its
+    /// old tree, and the change of its totals into every ancestor's.
+    pub fn rescanned(&mut self, tree: NcduDir) {
+        let Some((&last, above)) = self.cwd.split_last() else {
+            self.root = tree;
+            self.refresh();
+            return;
+        };
+        let above = above.to_vec();
+        let mut d = &mut self.root;
+        for &i in &above {
+            d = d.dir_mut(i).expect("the cwd indices are valid");
+        }
+        let old = d.remove_dir(last).expect("the cwd indices are valid");
+        let lost = minus(old.totals(), tree.totals());
+        d.push_dir(tree);
+        let now = d.dirs().len() - 1;
+        *self.cwd.last_mut().expect("not the root") = now;
+        let mut d = &mut self.root;
+        d.subtract(&lost);
+        for &i in &above {
+            d = d.dir_mut(i).expect("the cwd indices are valid");
+            d.subtract(&lost);
+        }
+        self.rows.clear();
+        self.refresh();
+    }
+}
+
+/// What went from `old` to `new` (nothing where it grew).
+fn minus(old: &Totals, new: &Totals) -> Totals {
+    let (mut t, n) = (*old, *new);
+    t.files = t.files.saturating_sub(n.files);
+    t.dirs = t.dirs.saturating_sub(n.dirs);
+    t.symlinks = t.symlinks.saturating_sub(n.symlinks);
+    t.other = t.other.saturating_sub(n.other);
+    t.bytes = t.bytes.saturating_sub(n.bytes);
+    t.disk_bytes = t.disk_bytes.saturating_sub(n.disk_bytes);
+    t.errors = t.errors.saturating_sub(n.errors);
+    t
 }

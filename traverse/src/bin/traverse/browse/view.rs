@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{List, ListItem, ListState, Paragraph};
+use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 use traverse::Progress;
 
@@ -29,12 +29,25 @@ const BAR: usize = 10;
 
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, model: &Model, scan: &Scan<'_>) {
+    let line = status_line(model, scan);
+    // The status line wraps, so a question or an error shows in full
+    // (up to half the screen).
+    let area = frame.area();
+    let width = usize::from(area.width.max(1));
+    // Columns, not characters (wide ones take two); a line more when it
+    // wraps, as words move whole to the next line.
+    let lines = Line::from(line.as_str()).width().div_ceil(width).max(1);
+    let lines = if lines > 1 { lines + 1 } else { lines };
+    let lines = u16::try_from(lines)
+        .unwrap_or(u16::MAX)
+        .min(area.height / 2)
+        .max(1);
     let [title, body, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
-        Constraint::Length(1),
+        Constraint::Length(lines),
     ])
-    .areas(frame.area());
+    .areas(area);
     let totals = model.totals();
     let total = model.shown(&totals);
     let count = totals.files + totals.dirs + totals.symlinks + totals.other;
@@ -81,14 +94,30 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, scan: &Scan<'_>) {
     let list = List::new(items).highlight_style(Style::new().add_modifier(Modifier::REVERSED));
     let mut state = ListState::default().with_selected((!empty).then_some(model.selected));
     frame.render_stateful_widget(list, body, &mut state);
-    let line = if let Some(row) = &model.confirm {
-        let name = human_path(std::path::Path::new(std::ffi::OsStr::from_bytes(&row.name)));
+    frame.render_widget(
+        Paragraph::new(line)
+            .wrap(Wrap { trim: false })
+            .style(Style::new().add_modifier(Modifier::REVERSED)),
+        status,
+    );
+}
+
+/// The status line: the question of a deletion (its full path, size and
+/// entry count), else the walk's state and a message or the keys.
+fn status_line(model: &Model, scan: &Scan<'_>) -> String {
+    if let Some(row) = &model.confirm {
+        let path = model.path().join(std::ffi::OsStr::from_bytes(&row.name));
         let what = if row.dir.is_some() {
-            " and everything in it"
+            "/ and everything in it"
         } else {
             ""
         };
-        format!("Delete {name}{what}? (y/n)")
+        format!(
+            "Delete {}{what}: {} in {} entries? (y/n)",
+            human_path(&path),
+            human_size(row.size),
+            row.count
+        )
     } else {
         let scan = match scan {
             Scan::Running(p) => format!(
@@ -107,9 +136,5 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, scan: &Scan<'_>) {
                 "{scan} | arrows/jk move, Enter open, Backspace up, s/n/c sort, d delete, q quit"
             ),
         }
-    };
-    frame.render_widget(
-        Paragraph::new(line).style(Style::new().add_modifier(Modifier::REVERSED)),
-        status,
-    );
+    }
 }
