@@ -77,6 +77,23 @@ pub struct Share {
     pub entries: u64,
 }
 
+impl Share {
+    /// Adds what another reader of the rank counted.
+    pub fn merge(&mut self, other: Share) {
+        self.totals += other.totals;
+        for (path, rec) in other.dirs {
+            let mine = self.dirs.entry(path).or_default();
+            mine.depth = rec.depth;
+            mine.totals += rec.totals;
+            mine.more_names += rec.more_names;
+        }
+        self.links.extend(other.links);
+        self.files.extend(other.files);
+        self.tasks += other.tasks;
+        self.entries += other.entries;
+    }
+}
+
 /// One entry as the library listed it.
 struct Listed {
     path: Vec<u8>,
