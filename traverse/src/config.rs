@@ -229,9 +229,23 @@ pub(crate) struct Config {
     /// Levels below the root that are counted; directories at the last one
     /// are not read.
     pub max_depth: Option<usize>,
+    /// Symlinks below the root are followed ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)).
+    pub follow_links: bool,
+    /// A root that is a symlink is followed.
+    pub follow_root_links: bool,
 }
 
 impl Config {
+    /// How directories below the root are opened: through symlinks only
+    /// when following them.
+    pub fn opener(&self) -> crate::node::Opener {
+        if self.follow_links {
+            crate::sys::open_dir_follow
+        } else {
+            crate::sys::open_dir
+        }
+    }
+
     /// A listing without metadata: entries are counted by type, no sizes.
     pub fn counts_types_only(&self) -> bool {
         self.list && !self.list_metadata

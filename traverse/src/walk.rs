@@ -283,7 +283,22 @@ impl Walk {
         // the whole walk: every later open is relative to it, so a rename
         // of PATH (or of a directory above it) during the walk cannot lead
         // the walk into another tree.
-        let (opened, st) = match sys::open_dir(None, &croot) {
+        // With `follow_root_links`, through a symlink.
+        let follow = self.config.follow_root_links;
+        let open = if follow {
+            sys::open_dir_follow(None, &croot)
+        } else {
+            sys::open_dir(None, &croot)
+        };
+        let stat_by_name = || {
+            let mask = self.config.statx_mask();
+            if follow {
+                sys::statx_follow(None, &croot, mask)
+            } else {
+                sys::statx(None, &croot, mask)
+            }
+        };
+        let (opened, st) = match open {
             Ok(fd) => match sys::fstatx(fd.as_fd(), self.config.statx_mask()) {
                 Ok(st) => (Ok(fd), st),
                 Err(cause) => {
@@ -294,7 +309,7 @@ impl Walk {
             },
             // Why: a stat by name tells a missing PATH, a file or a
             // symlink from a directory that cannot be opened.
-            Err(cause) => match sys::statx(None, &croot, self.config.statx_mask()) {
+            Err(cause) => match stat_by_name() {
                 Ok(st) => (Err(cause), st),
                 Err(cause) => {
                     visitor.error(Error::new(root, Op::Stat, cause));
