@@ -139,7 +139,7 @@ fn inacc_dir() {
     }
     for args in [&["-s", "a"][..], &["-k", "a"]] {
         let before = tdu_unprivileged(&exe, env.root(), args);
-        fs::set_permissions(env.root().join("a/sub"), fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(env.root().join("a/sub"), fs::Permissions::from_mode(0o000)).unwrap();
         let after = tdu_unprivileged(&exe, env.root(), args);
         fs::set_permissions(env.root().join("a/sub"), fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!((before.code, after.code), (0, 1), "{args:?}");
@@ -420,7 +420,9 @@ fn files0_from() {
             .collect(),
         ..out
     };
-    let cases: &[(&[&str], &[u8], i32, &str, &str)] = &[
+    // (arguments, stdin, status, stdout, stderr)
+    type Case<'a> = (&'a [&'a str], &'a [u8], i32, &'a str, &'a str);
+    let cases: &[Case] = &[
         (&["--files0-from=-", "no-such"], b"a", 1, "", "du: extra operand 'no-such'\nfile operands cannot be combined with --files0-from\nTry 'du --help' for more information.\n"),
         (&["--files0-from=missing"], b"", 1, "", "du: cannot open 'missing' for reading: No such file or directory\n"),
         (&["--files0-from=-"], b"missing\0missing\0", 1, "", "du: cannot access 'missing': No such file or directory\ndu: cannot access 'missing': No such file or directory\n"),

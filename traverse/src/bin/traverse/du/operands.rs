@@ -59,17 +59,14 @@ impl Operands {
             eprintln!("{}: {shown}: read error: {}", du.name, text::strerror(&e));
             return Err(ExitCode::from(1));
         }
-        if bytes.last() == Some(&0) {
-            bytes.pop();
+        // Each name ends with a NUL, the last one perhaps not.
+        let mut names: Vec<PathBuf> = bytes
+            .split(|&b| b == 0)
+            .map(|n| PathBuf::from(OsStr::from_bytes(n)))
+            .collect();
+        if names.last().is_some_and(|n| n.as_os_str().is_empty()) {
+            names.pop();
         }
-        let names: Vec<PathBuf> = if bytes.is_empty() {
-            Vec::new()
-        } else {
-            bytes
-                .split(|&b| b == 0)
-                .map(|n| PathBuf::from(OsStr::from_bytes(n)))
-                .collect()
-        };
         Ok(Operands {
             names: names.into_iter(),
             from: Some((shown, 1)),
