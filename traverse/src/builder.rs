@@ -46,6 +46,8 @@ pub struct WalkBuilder {
     filter: Option<EntryFilter>,
     max_depth: Option<usize>,
     min_depth: usize,
+    follow_links: bool,
+    follow_root_links: bool,
 }
 
 impl Default for WalkBuilder {
@@ -78,6 +80,8 @@ impl WalkBuilder {
             filter: None,
             max_depth: None,
             min_depth: 0,
+            follow_links: false,
+            follow_root_links: false,
         }
     }
 
@@ -354,6 +358,70 @@ impl WalkBuilder {
         self
     }
 
+    /// Follows symbolic links (`du -L`, `find -L`): a link is counted as
+    /// what it points to, and a link to a directory is walked like the
+    /// directory. A link that cannot be followed (dangling, or a chain too
+    /// long) is an error ([`Op::Stat`](crate::Op::Stat)) and is not
+    /// counted, as `du -L` reports it. A directory reached again below
+    /// itself (a link to an ancestor, or a bind mount of one) is not
+    /// descended into: it is an error ([`Op::Loop`](crate::Op::Loop)) whose
+    /// [`Error::loop_ancestor`](crate::Error::loop_ancestor) names the
+    /// ancestor, found by (device, inode) among the directory's ancestors.
+    /// Also follows the root ([`follow_root_links`](Self::follow_root_links)).
+    /// Only the parallel engines (`threads`, `uring`) follow links below
+    /// the root. Off by default: a walk never leaves its tree.
+    ///
+    /// ```
+    /// use traverse::{Event, Op, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("real"))?;
+    /// std::fs::write(dir.path().join("real/f"), b"12345")?;
+    /// std::os::unix::fs::symlink("real", dir.path().join("link"))?;
+    /// std::os::unix::fs::symlink("..", dir.path().join("real/up"))?;
+    ///
+    /// let walk = WalkBuilder::new().follow_links(true).build();
+    /// let mut ancestors = Vec::new();
+    /// let summary = walk.run_with(dir.path(), |event| {
+    ///     if let Event::Error(e) = event {
+    ///         assert_eq!(e.op(), Op::Loop);
+    ///         ancestors.push(e.loop_ancestor().unwrap().to_owned());
+    ///     }
+    /// });
+    /// // `real/f` twice: once as itself, once through `link`.
+    /// assert_eq!(summary.totals.files, 2);
+    /// // `up` leads back to the root, from `real` and from `link`.
+    /// assert_eq!(ancestors, [dir.path(), dir.path()]);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn follow_links(mut self, yes: bool) -> WalkBuilder {
+        self.follow_links = yes;
+        self
+    }
+
+    /// Follows the root when it is a symbolic link, and only the root
+    /// (`du -H`, `find -H`): a link to a directory given as the root is
+    /// walked under the link's own path, symlinks below it are not
+    /// followed. Implied by [`follow_links`](Self::follow_links).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("real"))?;
+    /// std::os::unix::fs::symlink("real", dir.path().join("link"))?;
+    /// let link = dir.path().join("link");
+    /// let plain = traverse::WalkBuilder::new().build();
+    /// assert_eq!(plain.totals(&link).totals.errors, 1);
+    /// let follow = traverse::WalkBuilder::new().follow_root_links(true).build();
+    /// assert_eq!(follow.totals(&link).totals.dirs, 1);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn follow_root_links(mut self, yes: bool) -> WalkBuilder {
+        self.follow_root_links = yes;
+        self
+    }
+
     /// Resolves the engine (`auto`, and `uring` without io_uring) and the
     /// number of jobs.
     pub fn build(&self) -> Walk {
@@ -399,6 +467,8 @@ impl WalkBuilder {
                 filter: self.filter.clone(),
                 max_depth: self.max_depth,
                 min_depth: self.min_depth,
+                follow_links: self.follow_links,
+                follow_root_links: self.follow_root_links || self.follow_links,
             },
             fallback,
             limit,

@@ -233,9 +233,23 @@ pub(crate) struct Config {
     pub max_depth: Option<usize>,
     /// Entries shallower than this are counted but not listed.
     pub min_depth: usize,
+    /// Symlinks below the root are followed ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)).
+    pub follow_links: bool,
+    /// A root that is a symlink is followed.
+    pub follow_root_links: bool,
 }
 
 impl Config {
+    /// How directories below the root are opened: through symlinks only
+    /// when following them.
+    pub fn opener(&self) -> crate::node::Opener {
+        if self.follow_links {
+            crate::sys::open_dir_follow
+        } else {
+            crate::sys::open_dir
+        }
+    }
+
     /// A listing without metadata: entries are counted by type, no sizes.
     pub fn counts_types_only(&self) -> bool {
         self.list && !self.list_metadata

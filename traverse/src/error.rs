@@ -54,6 +54,8 @@ pub struct Error {
     op: Op,
     cause: io::Error,
     depth: Option<usize>,
+    /// With [`Op::Loop`]: the ancestor the directory is.
+    ancestor: Option<PathBuf>,
 }
 
 impl Error {
@@ -64,7 +66,42 @@ impl Error {
             op,
             cause,
             depth: None,
+            ancestor: None,
         }
+    }
+
+    /// An [`Op::Loop`] error: the directory `path` is its ancestor
+    /// `ancestor` again.
+    pub(crate) fn in_loop(path: impl Into<PathBuf>, ancestor: PathBuf) -> Error {
+        let cause = io::Error::other(format!(
+            "the same directory as {} (not descended into)",
+            ancestor.display()
+        ));
+        Error {
+            ancestor: Some(ancestor),
+            ..Error::new(path, Op::Loop, cause)
+        }
+    }
+
+    /// With [`Op::Loop`]: the ancestor of [`path`](Self::path) that it is
+    /// the same directory as (same device and inode), as walkdir's
+    /// `loop_ancestor`; `None` for every other error.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink(".", dir.path().join("self"))?;
+    /// let walk = traverse::WalkBuilder::new().follow_links(true).build();
+    /// let mut found = None;
+    /// walk.run_with(dir.path(), |event| {
+    ///     if let traverse::Event::Error(e) = event {
+    ///         found = e.loop_ancestor().map(|a| (e.path().to_owned(), a.to_owned()));
+    ///     }
+    /// });
+    /// assert_eq!(found, Some((dir.path().join("self"), dir.path().to_owned())));
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn loop_ancestor(&self) -> Option<&Path> {
+        self.ancestor.as_deref()
     }
 
     /// The error, met at `depth` of a walk.

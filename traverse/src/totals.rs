@@ -48,6 +48,11 @@ pub struct Totals {
     pub bytes: u128,
     /// Disk usage: `st_blocks * 512` (`du -sB1`), 128 bits like `bytes`.
     pub disk_bytes: u128,
+    /// The part of `bytes` that is the `st_size` of directories. GNU du
+    /// counts apparent sizes of regular files and symlinks only since
+    /// coreutils 9.2, so `bytes - dir_bytes` is what `du -sb` prints there
+    /// (`bytes` what it printed before, and what `find -printf %s` sums).
+    pub dir_bytes: u128,
     /// Entries or directories that could not be read.
     pub errors: u64,
 }
@@ -60,6 +65,7 @@ impl AddAssign for Totals {
         self.other += rhs.other;
         self.bytes += rhs.bytes;
         self.disk_bytes += rhs.disk_bytes;
+        self.dir_bytes += rhs.dir_bytes;
         self.errors += rhs.errors;
     }
 }
@@ -95,6 +101,9 @@ impl Totals {
     pub(crate) fn add_stat(&mut self, st: &Stat) {
         self.add_kind(st.mode);
         self.add_sizes(st.size, st.blocks);
+        if st.is_dir() {
+            self.dir_bytes += u128::from(st.size);
+        }
     }
 }
 
@@ -142,6 +151,9 @@ impl Accumulator {
             self.links.insert(st.id(), (st.size, st.blocks));
         } else {
             self.totals.add_sizes(st.size, st.blocks);
+            if st.is_dir() {
+                self.totals.dir_bytes += u128::from(st.size);
+            }
         }
     }
 

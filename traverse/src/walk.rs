@@ -299,7 +299,22 @@ impl Walk {
             Some(fd) => (Some(fd), c"."),
             None => (None, croot.as_c_str()),
         };
-        let (opened, st) = match sys::open_dir(at, croot_or_dot) {
+        // With `follow_root_links`, through a symlink.
+        let follow = self.config.follow_root_links;
+        let open = if follow {
+            sys::open_dir_follow(at, croot_or_dot)
+        } else {
+            sys::open_dir(at, croot_or_dot)
+        };
+        let stat_by_name = || {
+            let mask = self.config.statx_mask();
+            if follow {
+                sys::statx_follow(at, croot_or_dot, mask)
+            } else {
+                sys::statx(at, croot_or_dot, mask)
+            }
+        };
+        let (opened, st) = match open {
             Ok(fd) => match sys::fstatx(fd.as_fd(), self.config.statx_mask()) {
                 Ok(st) => (Ok(fd), st),
                 Err(cause) => {
@@ -310,7 +325,7 @@ impl Walk {
             },
             // Why: a stat by name tells a missing PATH, a file or a
             // symlink from a directory that cannot be opened.
-            Err(cause) => match sys::statx(at, croot_or_dot, self.config.statx_mask()) {
+            Err(cause) => match stat_by_name() {
                 Ok(st) => (Err(cause), st),
                 Err(cause) => {
                     visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));

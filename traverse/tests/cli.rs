@@ -38,12 +38,10 @@ fn usage_errors_exit_2_with_a_message() {
     let env = TestEnv::new();
     let d = env.root().as_os_str();
     let cases: Vec<(Vec<&OsStr>, &str)> = vec![
-        (vec![], "PATH"),
         (vec![OsStr::new("--bogus"), d], "--bogus"),
         (vec![OsStr::new("--engine"), OsStr::new("fast"), d], "fast"),
         (vec![OsStr::new("-j"), OsStr::new("0"), d], "0"),
         (vec![OsStr::new("-j"), OsStr::new("many"), d], "many"),
-        (vec![OsStr::new("-0"), d], "--list"),
         (
             vec![OsStr::new("--json"), OsStr::new("--list"), d],
             "--list",

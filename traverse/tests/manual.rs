@@ -66,7 +66,4 @@ fn generating_takes_no_path_and_no_other_option() {
     assert_eq!(out.status.code(), Some(2));
     let out = traverse(["--completions", "nushell-or-so"]);
     assert_eq!(out.status.code(), Some(2));
-    // A PATH is required otherwise.
-    let out = traverse(["--tree"]);
-    assert_eq!(out.status.code(), Some(2));
 }

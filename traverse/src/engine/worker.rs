@@ -23,6 +23,8 @@ use crate::sys::{FileId, Stat};
 use crate::totals::{Accumulator, DirProgress, Progress, Totals};
 use crate::visit::{Entry, Visitor};
 
+mod follow;
+
 /// One worker: its own totals and visitor.
 pub(crate) struct Worker<'v> {
     pub acc: Accumulator,
@@ -293,6 +295,13 @@ impl<'v> Worker<'v> {
         links: Option<&Links>,
         cname: impl FnOnce() -> &'n CStr,
     ) -> Option<Work<B>> {
+        let target;
+        let st = if shared.config.follow_links {
+            target = self.resolve(name, st, shared.config.statx_mask())?;
+            target.as_ref()
+        } else {
+            st
+        };
         if let (Some(links), Some(st)) = (links, st) {
             if st.is_hard_linked() {
                 links.insert(st.id());
@@ -351,8 +360,7 @@ impl<'v> Worker<'v> {
         }
         let same = shared.may_loop(st).then(|| dir.parent()).flatten();
         if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
-            let cause = loop_cause(same);
-            self.dir_error(Op::Loop, cause);
+            self.dir_loop(same);
             return false;
         }
         dir.set_id(st.id());
@@ -376,9 +384,8 @@ impl<'v> Worker<'v> {
         }
         if let Some(st) = st.filter(|st| st.is_dir() && shared.may_loop(st)) {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
-            if let Some(same) = same {
-                let cause = loop_cause(same);
-                self.entry_error(name, Op::Loop, cause);
+            if let Some(ancestor) = same.map(DirNode::path) {
+                self.entry_loop(name, ancestor);
                 return false;
             }
         }
@@ -435,14 +442,6 @@ impl Worker<'_> {
                 .as_ref()
                 .is_some_and(|set| set.contains(&st.id()))
     }
-}
-
-/// Why a directory is not descended into: it is `same`.
-fn loop_cause(same: &DirNode) -> io::Error {
-    io::Error::other(format!(
-        "the same directory as {} (not descended into)",
-        same.path().display()
-    ))
 }
 
 impl Worker<'_> {

@@ -103,13 +103,15 @@ pub fn json_path(path: &Path) -> String {
     out
 }
 
-/// The human lines for one root (`None`: the total of several).
+/// The human lines for one root (`None`: the total of several): disk
+/// usage first, as du's; the apparent size (every entry's `st_size`) on
+/// the second line.
 pub fn human(path: Option<&Path>, t: &Totals, partial: bool) -> String {
     let name = path.map_or_else(|| "total".to_owned(), human_path);
     let mark = if partial { " (partial)" } else { "" };
     format!(
-        "{} files, {} bytes\t{name}{mark}\n  {} dirs, {} symlinks, {} other, {} disk bytes, {} errors\n",
-        t.files, t.bytes, t.dirs, t.symlinks, t.other, t.disk_bytes, t.errors
+        "{} files, {} bytes on disk\t{name}{mark}\n  {} dirs, {} symlinks, {} other, {} bytes apparent, {} errors\n",
+        t.files, t.disk_bytes, t.dirs, t.symlinks, t.other, t.bytes, t.errors
     )
 }
 
@@ -148,35 +150,9 @@ pub fn human_dir(path: &Path, size: u128, human: bool) -> String {
     format!("{size}\t{}\n", human_path(path))
 }
 
-/// `n` bytes as `du -h` writes them: below 1024 as is; else in the
-/// largest power of 1024 that leaves at least 1, rounded up, with one
-/// decimal below 10 ("4.0K", "1.5M", "12G").
+/// `n` bytes as `du -h` writes them ("4.0K", "1.5M", "12G").
 pub fn human_size(n: u128) -> String {
-    const UNITS: [char; 10] = ['K', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y', 'R', 'Q'];
-    if n < 1024 {
-        return n.to_string();
-    }
-    let mut unit = 0;
-    let mut scale: u128 = 1024;
-    while unit + 1 < UNITS.len() && n / scale >= 1024 {
-        scale *= 1024;
-        unit += 1;
-    }
-    let (whole, rest) = (n / scale, n % scale);
-    if whole < 10 {
-        // Tenths, rounded up: rest * 10 fits, scale being at most 2^100.
-        let tenths = (rest * 10).div_ceil(scale);
-        let value = whole * 10 + tenths;
-        if value < 100 {
-            return format!("{}.{}{}", value / 10, value % 10, UNITS[unit]);
-        }
-        return format!("10{}", UNITS[unit]);
-    }
-    let whole = whole + u128::from(rest > 0);
-    if whole == 1024 && unit + 1 < UNITS.len() {
-        return format!("1.0{}", UNITS[unit + 1]);
-    }
-    format!("{whole}{}", UNITS[unit])
+    crate::du::size::autoscale(n, 1024)
 }
 
 #[cfg(test)]
@@ -239,27 +215,6 @@ mod tests {
         assert_eq!(json_path(p(b"a\"b\\c\x01")), "\"a\\\"b\\\\c\\u0001\"");
         assert_eq!(json_path(p(b"x\xffy")), "\"x\\udcffy\"");
         assert_eq!(json_path(p("é".as_bytes())), "\"é\"");
-    }
-
-    #[test]
-    fn human_sizes_round_up_as_du_does() {
-        let cases: [(u128, &str); 12] = [
-            (0, "0"),
-            (1023, "1023"),
-            (1024, "1.0K"),
-            (1025, "1.1K"),
-            (4096, "4.0K"),
-            (10 * 1024 - 1, "10K"),
-            (10 * 1024, "10K"),
-            (10 * 1024 + 1, "11K"),
-            (1024 * 1024 - 1, "1.0M"),
-            (1536 * 1024, "1.5M"),
-            (12 << 30, "12G"),
-            (u128::from(u64::MAX) * 3, "48E"),
-        ];
-        for (n, want) in cases {
-            assert_eq!(human_size(n), want, "{n}");
-        }
     }
 
     #[test]
