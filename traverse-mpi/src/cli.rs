@@ -89,6 +89,12 @@ pub struct Opts {
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     jobs: Option<u32>,
 
+    /// Directories each rank reads at once (each with -j threads): requests
+    /// in flight, on a filesystem where each one waits for a server.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    readers: u32,
+
     /// Print help (-h is --human-readable, as in du).
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -107,6 +113,8 @@ pub struct Config {
     /// `None`: the summary lines only.
     pub breakdown: Option<Breakdown>,
     pub total: bool,
+    /// Reader threads per rank.
+    pub readers: usize,
 }
 
 impl Opts {
@@ -153,6 +161,7 @@ impl Opts {
             keep,
             breakdown,
             total: self.total,
+            readers: self.readers as usize,
         })
     }
 }

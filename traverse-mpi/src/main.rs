@@ -69,8 +69,10 @@ fn main() -> ExitCode {
 /// Walks every PATH; on rank 0, prints and returns the exit status.
 fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let rank = world.rank();
-    let mut walker = Walker::new(config.walk, world.size() as u32, config.keep);
-    if let (0, Some(why)) = (rank, walker.walk().fallback()) {
+    let mut walkers: Vec<Walker> = (0..config.readers)
+        .map(|_| Walker::new(config.walk.clone(), world.size() as u32, config.keep))
+        .collect();
+    if let (0, Some(why)) = (rank, walkers[0].walk().fallback()) {
         eprintln!("traverse-mpi: io_uring engine unavailable ({why}); using the threads engine");
     }
     let mut owned = links::Owned::default();
@@ -83,10 +85,12 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
         if config.paths.len() > 1 && repeated(world, path, &mut earlier) {
             continue;
         }
-        walker.earlier = earlier.iter().map(|(id, _)| *id).collect();
+        for walker in &mut walkers {
+            walker.earlier = earlier.iter().map(|(id, _)| *id).collect();
+        }
         let root = (rank == 0).then(|| Task::root(path.as_os_str().as_bytes().to_vec()));
         let mut share = Share::default();
-        steal::walk(world, &walker, root, &mut share);
+        steal::walk(world, &walkers, root, &mut share);
         if std::env::var_os("TRAVERSE_MPI_STATS").is_some() {
             eprintln!(
                 "traverse-mpi stats: rank {rank}: {} tasks, {} entries",

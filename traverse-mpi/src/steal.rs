@@ -53,10 +53,13 @@ struct Stack {
 #[derive(Default)]
 struct State {
     tasks: VecDeque<Task>,
-    /// The reader is reading a task.
-    busy: bool,
-    /// The walk is over: the reader returns.
+    /// Readers reading a task.
+    busy: usize,
+    /// The walk is over: the readers return.
     over: bool,
+    /// One rank alone: the walk is over when no task is left and no reader
+    /// is busy.
+    alone: bool,
 }
 
 impl Stack {
@@ -64,7 +67,7 @@ impl Stack {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The reader's loop: the newest task first (depth first), until the
+    /// A reader's loop: the newest task first (depth first), until the
     /// walk is over.
     fn read(&self, walker: &Walker, share: &mut Share) {
         let mut found = Vec::new();
@@ -73,8 +76,12 @@ impl Stack {
                 let mut state = self.lock();
                 loop {
                     if let Some(task) = state.tasks.pop_back() {
-                        state.busy = true;
+                        state.busy += 1;
                         break task;
+                    }
+                    if state.alone && state.busy == 0 {
+                        state.over = true;
+                        self.wake.notify_all();
                     }
                     if state.over {
                         return;
@@ -85,35 +92,52 @@ impl Stack {
             walker.run(&task, share, &mut found);
             let mut state = self.lock();
             state.tasks.extend(found.drain(..));
-            state.busy = false;
+            state.busy -= 1;
+            self.wake.notify_all();
         }
     }
 }
 
 /// Walks the tree from `root` (given on rank 0 only) with every rank of
 /// `world`, counting into `share`. Returns when every rank is done and no
-/// message of the walk is in flight. A thread of the rank reads its tasks
-/// while this one answers the other ranks at once.
-pub fn walk(world: &SimpleCommunicator, walker: &Walker, root: Option<Task>, share: &mut Share) {
+/// message of the walk is in flight. Each walker reads tasks on a thread
+/// of its own while this thread answers the other ranks at once.
+pub fn walk(world: &SimpleCommunicator, walkers: &[Walker], root: Option<Task>, share: &mut Share) {
     let stack = Stack::default();
-    stack.lock().tasks.extend(root);
-    if world.size() == 1 {
-        stack.lock().over = true;
-        stack.read(walker, share);
-        return;
+    {
+        let mut state = stack.lock();
+        state.tasks.extend(root);
+        state.alone = world.size() == 1;
     }
+    let mut shares: Vec<Share> = walkers.iter().map(|_| Share::default()).collect();
     std::thread::scope(|scope| {
-        let reader = std::thread::Builder::new()
-            .name("traverse-mpi-reader".into())
-            .spawn_scoped(scope, || stack.read(walker, share))
-            .expect("a thread for the rank's reader");
-        let mut asked = None;
-        serve(world, &stack, &mut asked);
-        drain(world, &mut asked);
-        stack.lock().over = true;
-        stack.wake.notify_one();
-        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let readers: Vec<_> = walkers
+            .iter()
+            .zip(shares.iter_mut())
+            .map(|(walker, share)| {
+                let stack = &stack;
+                std::thread::Builder::new()
+                    .name("traverse-mpi-reader".into())
+                    .spawn_scoped(scope, move || stack.read(walker, share))
+                    .expect("a thread for a reader")
+            })
+            .collect();
+        if world.size() > 1 {
+            let mut asked = None;
+            serve(world, &stack, &mut asked);
+            drain(world, &mut asked);
+            stack.lock().over = true;
+            stack.wake.notify_all();
+        }
+        for reader in readers {
+            reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
     });
+    for s in shares {
+        share.merge(s);
+    }
 }
 
 /// The MPI side of the walk until rank 0 says it is over.
@@ -126,17 +150,26 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
         token: (rank == 0).then_some((0, false)),
         round: false,
     };
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (rank as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let mut rng =
+        Rng(0x9e37_79b9_7f4a_7c15 ^ (rank as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
     loop {
         while let Some(probed) = world.any_process().immediate_matched_probe() {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
-            if receive(world, status.tag(), status.source_rank(), &bytes, stack, &mut safra, asked) {
+            if receive(
+                world,
+                status.tag(),
+                status.source_rank(),
+                &bytes,
+                stack,
+                &mut safra,
+                asked,
+            ) {
                 return;
             }
         }
         let idle = {
             let state = stack.lock();
-            state.tasks.is_empty() && !state.busy
+            state.tasks.is_empty() && state.busy == 0
         };
         if !idle {
             std::thread::sleep(POLL);
@@ -166,11 +199,24 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
             if target >= rank {
                 target += 1;
             }
-            world.process_at_rank(target).send_with_tag(nothing(), REQUEST);
+            world
+                .process_at_rank(target)
+                .send_with_tag(nothing(), REQUEST);
             *asked = Some(target);
         }
-        let (bytes, status) = world.any_process().matched_probe().matched_receive_vec::<u8>();
-        if receive(world, status.tag(), status.source_rank(), &bytes, stack, &mut safra, asked) {
+        let (bytes, status) = world
+            .any_process()
+            .matched_probe()
+            .matched_receive_vec::<u8>();
+        if receive(
+            world,
+            status.tag(),
+            status.source_rank(),
+            &bytes,
+            stack,
+            &mut safra,
+            asked,
+        ) {
             return;
         }
     }

@@ -16,8 +16,16 @@ fn vanishing_and_failing_directories_are_reported_once() {
     }
     // Listed by their parents, then gone (ENOENT) or failing (EIO).
     let args = [
-        "--vanish", "gone", "--vanish", "x/gone", "--eio", "bad", "--eio", "y/z/bad",
-        "--eio-readdir", "unreadable",
+        "--vanish",
+        "gone",
+        "--vanish",
+        "x/gone",
+        "--eio",
+        "bad",
+        "--eio",
+        "y/z/bad",
+        "--eio-readdir",
+        "unreadable",
     ];
     let mnt = dir.path().join("mnt");
     let Some(_fs) = TestFs::mount(&src, &mnt, &args) else {

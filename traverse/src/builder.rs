@@ -45,6 +45,7 @@ pub struct WalkBuilder {
     exclude_set: Option<Arc<GlobSet>>,
     filter: Option<EntryFilter>,
     max_depth: Option<usize>,
+    min_depth: usize,
 }
 
 impl Default for WalkBuilder {
@@ -76,6 +77,7 @@ impl WalkBuilder {
             exclude_set: None,
             filter: None,
             max_depth: None,
+            min_depth: 0,
         }
     }
 
@@ -321,7 +323,34 @@ impl WalkBuilder {
     /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn max_depth(mut self, depth: usize) -> WalkBuilder {
-        self.max_depth = Some(depth);
+        self.max_depth = Some(depth.max(self.min_depth));
+        self
+    }
+
+    /// In a listing ([`list`](Self::list)), entries shallower than `depth`
+    /// (the root is 0) are walked and counted but not handed to the
+    /// visitor: walkdir's `min_depth`, and like it never above
+    /// [`max_depth`](Self::max_depth): the later of the two settings wins.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("a/b"))?;
+    /// let walk = WalkBuilder::new().list(true).min_depth(2).build();
+    /// let mut listed = Vec::new();
+    /// let summary = walk.run_with(dir.path(), |event| {
+    ///     if let Event::Entry(e) = event {
+    ///         listed.push(e.path().to_owned());
+    ///     }
+    /// });
+    /// assert_eq!(listed, [dir.path().join("a/b")]);
+    /// assert_eq!(summary.totals.dirs, 3);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn min_depth(mut self, depth: usize) -> WalkBuilder {
+        self.min_depth = self.max_depth.map_or(depth, |max| depth.min(max));
         self
     }
 
@@ -369,6 +398,7 @@ impl WalkBuilder {
                 exclude: self.exclude_set.clone(),
                 filter: self.filter.clone(),
                 max_depth: self.max_depth,
+                min_depth: self.min_depth,
             },
             fallback,
             limit,

@@ -231,6 +231,8 @@ pub(crate) struct Config {
     /// Levels below the root that are counted; directories at the last one
     /// are not read.
     pub max_depth: Option<usize>,
+    /// Entries shallower than this are counted but not listed.
+    pub min_depth: usize,
 }
 
 impl Config {

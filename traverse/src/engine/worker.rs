@@ -201,7 +201,8 @@ impl<'v> Worker<'v> {
             Path::new(OsStr::from_bytes(self.dir_path.bytes())),
             op,
             cause,
-        );
+        )
+        .with_depth(self.depth());
         self.acc.totals.errors += 1;
         self.here.errors += 1;
         self.here_failed = true;
@@ -214,7 +215,8 @@ impl<'v> Worker<'v> {
         self.entry_path.clear();
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
-        let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
+        let err = Error::new(path, op, cause).with_depth(self.depth() + 1);
         self.acc.totals.errors += 1;
         self.here.errors += 1;
         self.visitor.error(err);
@@ -242,6 +244,9 @@ impl<'v> Worker<'v> {
 
     /// Hands the entry `name` of the current directory to the visitor.
     fn list(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>, depth: usize) {
+        if depth < shared.config.min_depth {
+            return;
+        }
         self.build_dir_path();
         self.entry_path.clear();
         self.entry_path.extend_from_slice(self.dir_path.bytes());

@@ -39,7 +39,10 @@ pub fn draw(frame: &mut Frame<'_>, b: &mut Browser, progress: Option<&Progress>)
     // The status line wraps, so a question or an error shows in full (up
     // to half the screen).
     let width = usize::from(area.width.max(1));
-    let lines = Span::raw(line.as_str()).width().div_ceil(width).max(1);
+    // Columns, not characters (wide ones take two); a line more when it
+    // wraps, as words move whole to the next line.
+    let lines = Line::from(line.as_str()).width().div_ceil(width).max(1);
+    let lines = if lines > 1 { lines + 1 } else { lines };
     let lines = u16::try_from(lines)
         .unwrap_or(u16::MAX)
         .min(area.height / 2)
