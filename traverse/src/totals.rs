@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 use std::ops::AddAssign;
@@ -226,32 +226,48 @@ mod tests {
 /// What a worker counted in the directory it reads, published to
 /// [`Progress`] when it leaves it and every 1 024 entries meanwhile (a
 /// directory of millions of entries shows its count moving).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DirProgress {
     pub seen: u64,
     published: u64,
     /// The worker's byte total when last published.
     bytes_before: u128,
+    /// The walk's: a display may ask for the path of the current directory.
+    pub progress: Arc<Progress>,
 }
 
 impl DirProgress {
+    pub fn new(progress: Arc<Progress>) -> DirProgress {
+        DirProgress {
+            seen: 0,
+            published: 0,
+            bytes_before: 0,
+            progress,
+        }
+    }
+
     /// A new directory, the worker's byte total at `bytes`.
     pub fn start(&mut self, bytes: u128) {
-        *self = DirProgress {
-            bytes_before: bytes,
-            ..DirProgress::default()
-        };
+        (self.seen, self.published, self.bytes_before) = (0, 0, bytes);
     }
 
     /// One more entry, the worker's byte total at `bytes`; whether the
-    /// counts were published.
-    pub fn count(&mut self, progress: &Progress, bytes: u128) -> bool {
+    /// counts were just published and a display waits for the path.
+    pub fn count(&mut self, bytes: u128) -> bool {
         self.seen += 1;
-        let publish = self.seen.is_multiple_of(1024);
-        if publish {
-            self.publish(progress, bytes);
+        if !self.seen.is_multiple_of(1024) {
+            return false;
         }
-        publish
+        let progress = Arc::clone(&self.progress);
+        self.publish(&progress, bytes);
+        progress.wants_path()
+    }
+
+    /// Records `path` (bytes) as the directory being read.
+    pub fn tell(&self, path: &[u8]) {
+        use std::os::unix::ffi::OsStrExt;
+        self.progress
+            .set_path(Path::new(std::ffi::OsStr::from_bytes(path)));
     }
 
     /// Adds what was counted since the last time to `progress`.

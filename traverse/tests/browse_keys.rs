@@ -353,15 +353,16 @@ fn forty_columns_cut_names_and_keep_the_slash() {
     pane.wait("exit status 0", |s| s.contains("EXIT=0"));
 }
 
-/// On a slow mount (FUSE, 2 ms a request), one directory of 3 000 files:
+/// On a slow mount (FUSE, 2 ms a request), one directory of 6 000 files:
 /// the status line counts its entries while it is read (every 1 024
 /// entries: before, it said 1 entry until the directory ended) and names
-/// the directory being read.
+/// the directory being read; `d` meanwhile says that deleting waits for
+/// the scan's end, and that message goes when the scan ends.
 #[test]
 fn progress_moves_inside_one_large_directory() {
     let env = TestEnv::new();
     let src = env.mkdir("src");
-    for f in 0..3000 {
+    for f in 0..6000 {
         env.file(&format!("src/big/f{f}"), 1);
     }
     let options = testfs::Options::new().delay(Duration::from_millis(2));
@@ -391,11 +392,18 @@ fn progress_moves_inside_one_large_directory() {
     );
     let status = squash_lines(&screen);
     assert!(status.contains(&big.display().to_string()), "{screen}");
+    // A deletion waits for the scan's end, and says so until that end.
+    pane.keys(&["d"]);
+    let waits = "deletingwaitsforitsend";
+    pane.wait("the refusal", |s| squash_lines(s).contains(waits));
+    let screen = pane.wait_within("the scan's end", Duration::from_secs(60), scanned);
+    assert!(!squash_lines(&screen).contains(waits), "{screen}");
     pane.keys(&["q"]);
     pane.wait("exit status 0", |s| s.contains("EXIT=0"));
 }
 
-/// The screen's lines joined (the status line may wrap).
+/// The screen without any whitespace (the status line may wrap, at a
+/// space or not).
 fn squash_lines(screen: &str) -> String {
-    screen.lines().map(str::trim_end).collect()
+    screen.split_whitespace().collect()
 }

@@ -20,7 +20,7 @@ use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode, Ent};
 use crate::sys::{FileId, Stat};
-use crate::totals::{Accumulator, DirProgress, Progress, Totals};
+use crate::totals::{Accumulator, DirProgress, Totals};
 use crate::visit::{Entry, Visitor};
 
 mod follow;
@@ -37,8 +37,6 @@ pub(crate) struct Worker<'v> {
     dir_path_built: bool,
     entry_path: Vec<u8>,
     seen: DirProgress,
-    /// The walk's: a display may ask for the path of the current directory.
-    progress: Arc<Progress>,
     /// With a breakdown: what was counted in the current directory since
     /// [`enter`](Self::enter), added to its tally when it is left.
     breakdown: Option<Arc<Breakdown>>,
@@ -60,8 +58,7 @@ impl<'v> Worker<'v> {
             dir_path: PathCache::default(),
             dir_path_built: false,
             entry_path: Vec::new(),
-            seen: DirProgress::default(),
-            progress: Arc::clone(&shared.progress),
+            seen: DirProgress::new(Arc::clone(&shared.progress)),
             breakdown: shared.breakdown.clone(),
             here: Totals::default(),
             here_ncdu: Vec::new(),
@@ -75,12 +72,12 @@ impl<'v> Worker<'v> {
         self.dir = Some(Arc::clone(dir));
         self.dir_path_built = false;
         self.seen.start(self.acc.totals.bytes);
-        self.progress.wants_path().then(|| self.tell_path());
+        self.seen.progress.wants_path().then(|| self.tell_path());
     }
 
     fn tell_path(&mut self) {
         self.build_dir_path();
-        (self.progress).set_path(Path::new(OsStr::from_bytes(self.dir_path.bytes())));
+        self.seen.tell(self.dir_path.bytes());
     }
 
     /// Leaves the current directory, read whole by this worker, and ends
@@ -374,9 +371,8 @@ impl<'v> Worker<'v> {
     /// as a loop and neither counted nor listed, as `find` does (`du`
     /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
-        if self.seen.count(&shared.progress, self.acc.totals.bytes) && self.progress.wants_path() {
-            self.tell_path();
-        }
+        let told = self.seen.count(self.acc.totals.bytes);
+        told.then(|| self.tell_path());
         let depth = self.depth() + 1;
         let reads = shared.reads(depth);
         if st.is_some_and(|st| self.counted_before(st)) {
