@@ -37,6 +37,7 @@ pub struct WalkBuilder {
     one_file_system: bool,
     list: bool,
     list_metadata: bool,
+    modification_times: bool,
     inode_order: Option<usize>,
     interrupt: Option<Arc<AtomicBool>>,
     exclude: Vec<Glob>,
@@ -44,6 +45,7 @@ pub struct WalkBuilder {
     exclude_set: Option<Arc<GlobSet>>,
     filter: Option<EntryFilter>,
     max_depth: Option<usize>,
+    min_depth: usize,
 }
 
 impl Default for WalkBuilder {
@@ -68,12 +70,14 @@ impl WalkBuilder {
             one_file_system: false,
             list: false,
             list_metadata: false,
+            modification_times: false,
             inode_order: Some(INODE_ORDER_THRESHOLD),
             interrupt: None,
             exclude: Vec::new(),
             exclude_set: None,
             filter: None,
             max_depth: None,
+            min_depth: 0,
         }
     }
 
@@ -179,6 +183,22 @@ impl WalkBuilder {
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn list_metadata(mut self, yes: bool) -> WalkBuilder {
         self.list_metadata = yes;
+        self
+    }
+
+    /// Ask every `statx` for the modification time too, which the ncdu
+    /// tree of [`Walk::run_dirs`](crate::Walk::run_dirs) then records
+    /// (ncdu's `mtime` field, what the browser sorts by). Off by default:
+    /// on NFS, asking for times makes the client write back a file's
+    /// pending writes first.
+    ///
+    /// ```
+    /// let walk = traverse::WalkBuilder::new().modification_times(true).build();
+    /// assert!(walk.totals(std::path::Path::new(".")).totals.dirs >= 1);
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn modification_times(mut self, yes: bool) -> WalkBuilder {
+        self.modification_times = yes;
         self
     }
 
@@ -303,7 +323,34 @@ impl WalkBuilder {
     /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn max_depth(mut self, depth: usize) -> WalkBuilder {
-        self.max_depth = Some(depth);
+        self.max_depth = Some(depth.max(self.min_depth));
+        self
+    }
+
+    /// In a listing ([`list`](Self::list)), entries shallower than `depth`
+    /// (the root is 0) are walked and counted but not handed to the
+    /// visitor: walkdir's `min_depth`, and like it never above
+    /// [`max_depth`](Self::max_depth): the later of the two settings wins.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("a/b"))?;
+    /// let walk = WalkBuilder::new().list(true).min_depth(2).build();
+    /// let mut listed = Vec::new();
+    /// let summary = walk.run_with(dir.path(), |event| {
+    ///     if let Event::Entry(e) = event {
+    ///         listed.push(e.path().to_owned());
+    ///     }
+    /// });
+    /// assert_eq!(listed, [dir.path().join("a/b")]);
+    /// assert_eq!(summary.totals.dirs, 3);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn min_depth(mut self, depth: usize) -> WalkBuilder {
+        self.min_depth = self.max_depth.map_or(depth, |max| depth.min(max));
         self
     }
 
@@ -346,10 +393,12 @@ impl WalkBuilder {
                 one_file_system: self.one_file_system,
                 list: self.list,
                 list_metadata: self.list_metadata,
+                modification_times: self.modification_times,
                 inode_order: self.inode_order,
                 exclude: self.exclude_set.clone(),
                 filter: self.filter.clone(),
                 max_depth: self.max_depth,
+                min_depth: self.min_depth,
             },
             fallback,
             limit,

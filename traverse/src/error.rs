@@ -53,6 +53,7 @@ pub struct Error {
     path: PathBuf,
     op: Op,
     cause: io::Error,
+    depth: Option<usize>,
 }
 
 impl Error {
@@ -62,7 +63,43 @@ impl Error {
             path: path.into(),
             op,
             cause,
+            depth: None,
         }
+    }
+
+    /// The error, met at `depth` of a walk.
+    ///
+    /// ```
+    /// use traverse::{Error, Op};
+    /// let err = Error::new("/x", Op::Stat, std::io::Error::from_raw_os_error(libc::ENOENT));
+    /// assert_eq!(err.with_depth(3).depth(), Some(3));
+    /// ```
+    #[must_use = "the error with its depth is returned, not changed in place"]
+    pub fn with_depth(self, depth: usize) -> Error {
+        Error {
+            depth: Some(depth),
+            ..self
+        }
+    }
+
+    /// The depth of the walk the error was met at (walkdir's
+    /// `Error::depth`): a directory's open or read fails at the directory's
+    /// depth (the root is 0), an entry's stat at the entry's; `None` for an
+    /// error made with [`new`](Self::new) alone.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let mut depths = Vec::new();
+    /// WalkBuilder::new().build().run_with("/nonexistent/x".as_ref(), |event| {
+    ///     if let Event::Error(e) = event {
+    ///         depths.push(e.depth());
+    ///     }
+    /// });
+    /// assert_eq!(depths, [Some(0)]);
+    /// ```
+    pub fn depth(&self) -> Option<usize> {
+        self.depth
     }
 
     /// The path that failed.

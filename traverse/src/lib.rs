@@ -54,6 +54,7 @@ mod file_totals;
 mod filter;
 mod links;
 mod ncdu_export;
+mod ncdu_import;
 mod ncdu_tree;
 mod node;
 mod queue;

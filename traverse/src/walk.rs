@@ -19,10 +19,11 @@ use crate::error::{Error, Op};
 use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::spare::Spares;
+use crate::sys::Stat;
 use crate::sys::{self, FileId};
 use crate::tally::Tally;
 use crate::totals::{Accumulator, Progress, Totals};
-use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
+use crate::visit::{Closure, Entry, Event, Ignore, Visitor, VisitorBuilder};
 
 mod at;
 
@@ -284,7 +285,7 @@ impl Walk {
                     std::io::ErrorKind::InvalidInput,
                     "the path contains a NUL byte",
                 );
-                visitor.error(Error::new(root, Op::Stat, cause));
+                visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));
                 acc.totals.errors += 1;
                 return self.finish(acc);
             }
@@ -302,7 +303,7 @@ impl Walk {
             Ok(fd) => match sys::fstatx(fd.as_fd(), self.config.statx_mask()) {
                 Ok(st) => (Ok(fd), st),
                 Err(cause) => {
-                    visitor.error(Error::new(root, Op::Stat, cause));
+                    visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));
                     acc.totals.errors += 1;
                     return self.finish(acc);
                 }
@@ -312,15 +313,22 @@ impl Walk {
             Err(cause) => match sys::statx(at, croot_or_dot, self.config.statx_mask()) {
                 Ok(st) => (Err(cause), st),
                 Err(cause) => {
-                    visitor.error(Error::new(root, Op::Stat, cause));
+                    visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));
                     acc.totals.errors += 1;
                     return self.finish(acc);
                 }
             },
         };
         if !st.is_dir() {
-            visitor.error(Error::new(root, Op::Open, not_a_directory(st.mode)));
-            acc.totals.errors += 1;
+            // A file, or a symbolic link (not followed): the walk's one
+            // entry, as walkdir yields it and du counts it.
+            if self.config.counts_types_only() {
+                acc.add_type(FileType::from_mode(st.mode).d_type());
+            } else {
+                acc.add(&st);
+            }
+            self.list_root(&mut *visitor, root, &st);
+            self.progress.add(1, st.size);
             return self.finish(acc);
         }
         let counted_before = self
@@ -344,17 +352,14 @@ impl Walk {
         } else {
             acc.add(&st);
         }
-        if self.config.list {
-            let meta = Some(&st).filter(|_| self.config.list_metadata);
-            visitor.visit_entry(&Entry::new(root, FileType::Directory, 0).with_stat(meta));
-        }
+        self.list_root(&mut *visitor, root, &st);
         self.progress.add(1, st.size);
         let fd = match opened {
             Ok(fd) => fd,
             Err(cause) => {
                 // A directory that cannot be opened (no permission): counted,
                 // as du counts it, and reported.
-                visitor.error(Error::new(root, Op::Open, cause));
+                visitor.error(Error::new(root, Op::Open, cause).with_depth(0));
                 acc.totals.errors += 1;
                 return self.finish(acc);
             }
@@ -399,6 +404,15 @@ impl Walk {
         self.finish(acc)
     }
 
+    /// Lists the root, in a listing from depth 0.
+    fn list_root(&self, visitor: &mut dyn Visitor, root: &Path, st: &Stat) {
+        if self.config.list && self.config.min_depth == 0 {
+            let meta = Some(st).filter(|_| self.config.list_metadata);
+            let file_type = FileType::from_mode(st.mode);
+            visitor.visit_entry(&Entry::new(root, file_type, 0).with_stat(meta));
+        }
+    }
+
     fn finish(&self, mut acc: Accumulator) -> Summary {
         if !acc.dirs.is_empty() {
             let mut dirs_seen = self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner());
@@ -423,17 +437,4 @@ fn in_async_runtime() -> bool {
     return tokio::runtime::Handle::try_current().is_ok();
     #[cfg(not(feature = "reference-engines"))]
     false
-}
-
-/// Why a root of this `st_mode` cannot be walked; for a symlink, how to
-/// walk its target.
-fn not_a_directory(mode: u32) -> std::io::Error {
-    if mode & libc::S_IFMT == libc::S_IFLNK {
-        std::io::Error::new(
-            std::io::ErrorKind::NotADirectory,
-            "Not a directory: a symbolic link, not followed (add a trailing / to follow it)",
-        )
-    } else {
-        std::io::Error::from_raw_os_error(libc::ENOTDIR)
-    }
 }
