@@ -12,7 +12,8 @@
 /// A SIZE as du reads it: an integer (decimal, `0x` hex or `0`
 /// octal) with an optional sign, then an optional unit: k K m M G T P E Z
 /// Y R Q, powers of 1024, or of 1000 when followed by `B` or `D` (`1MB`),
-/// of 1024 again with `iB` (`1MiB`). `-0` means nothing and is refused.
+/// of 1024 again with `iB` (`1MiB`); a unit alone is one of it (`K`).
+/// `-0` means nothing and is refused.
 pub fn parse_threshold(s: &str) -> Result<i64, String> {
     let (negative, rest) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -29,12 +30,14 @@ pub fn parse_threshold(s: &str) -> Result<i64, String> {
     let end = digits
         .find(|c: char| !c.is_digit(radix))
         .unwrap_or(digits.len());
-    if end == 0 {
-        return Err("not a number".to_owned());
-    }
     let too_large = || "too large".to_owned();
-    let mut value = u128::from_str_radix(&digits[..end], radix).map_err(|_| too_large())?;
     let unit = &digits[end..];
+    // As gnulib's xstrtol: a unit without a number counts one of it.
+    let mut value = match (end, unit.chars().next()) {
+        (0, None) => return Err("not a number".to_owned()),
+        (0, Some(_)) => 1,
+        _ => u128::from_str_radix(&digits[..end], radix).map_err(|_| too_large())?,
+    };
     if let Some(letter) = unit.chars().next() {
         let power: u32 = match letter {
             'k' | 'K' => 1,
@@ -88,12 +91,14 @@ mod tests {
             ("0x10", 16),
             ("010", 8),
             ("7E", 7 << 60),
+            ("K", 1024),
+            ("-MB", -1_000_000),
         ];
         for (arg, want) in ok {
             assert_eq!(parse_threshold(arg), Ok(want), "{arg}");
         }
         for bad in [
-            "", "-", "-0", "1b", "1e", "1g", "1.5M", "1Mx", "1iB", "8E", "1Z", "x",
+            "", "-", "-0", "1b", "1e", "1g", "1.5M", "1Mx", "1iB", "8E", "1Z", "x", "SIZE",
         ] {
             assert!(parse_threshold(bad).is_err(), "{bad}");
         }

@@ -9,7 +9,7 @@ use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::{ArgMatches, Parser};
 use traverse::{Engine, ParseEngineError, WalkBuilder};
 
-use crate::du::{self, Deref, Du, DuArgs, Exclude};
+use crate::du::{Deref, Du, DuArgs, Exclude};
 
 mod du_opts;
 
@@ -111,7 +111,7 @@ pub struct Opts {
     /// SIZE, or above -SIZE when negative (du -t): 1M, 1MB (10^6),
     /// 1MiB, K M G T P E Z Y R Q. Every directory without -d and --top.
     #[arg(short = 't', long, value_name = "SIZE", allow_hyphen_values = true,
-          conflicts_with_all = ["list", "tree"], value_parser = du::size::threshold)]
+          conflicts_with_all = ["list", "tree"], value_parser = traverse::parse_threshold)]
     threshold: Option<i64>,
 
     /// A last line with the grand total of all PATHs ("SIZE<TAB>total",

@@ -96,22 +96,6 @@ fn number(s: &str, letters: &str) -> Result<(u128, bool, u128, u32), String> {
         .map(|v| (v, end > 0, base, power))
 }
 
-/// A `-t` SIZE as du reads it: an integer with an optional sign and unit
-/// (k K m M G T P E Z Y R Q, powers of 1024, or of 1000 when followed by
-/// `B` or `D`: `1MB`). `-0` means nothing and is refused.
-pub fn threshold(s: &str) -> Result<i64, String> {
-    let (negative, rest) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let (value, _, _, _) = number(rest, "kKmMGTPEZYRQ")?;
-    let value = i64::try_from(value).map_err(|_| "too large".to_owned())?;
-    if negative && value == 0 {
-        return Err("-0 means nothing".to_owned());
-    }
-    Ok(if negative { -value } else { value })
-}
-
 /// A `-B`/`--block-size` SIZE (or the value of `BLOCK_SIZE`) as du reads
 /// it: `human-readable`, `si`, a number (`1024`, `1K`, `1MB`), or a unit
 /// alone, whose name then follows every size (`K`, `KiB`, `MB`). A
@@ -192,35 +176,6 @@ pub fn autoscale(n: u128, base: u128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thresholds_are_read_as_du_reads_them() {
-        let ok = [
-            ("0", 0),
-            ("1", 1),
-            ("+7", 7),
-            ("-1", -1),
-            ("1k", 1024),
-            ("1K", 1024),
-            ("1KiB", 1024),
-            ("1KB", 1000),
-            ("2m", 2 << 20),
-            ("1MD", 1_000_000),
-            ("1G", 1 << 30),
-            ("-3T", -3 << 40),
-            ("0x10", 16),
-            ("010", 8),
-            ("7E", 7 << 60),
-        ];
-        for (arg, want) in ok {
-            assert_eq!(threshold(arg), Ok(want), "{arg}");
-        }
-        for bad in [
-            "", "-", "-0", "1b", "1e", "1g", "1.5M", "1Mx", "1iB", "8E", "1Z", "x", "SIZE",
-        ] {
-            assert!(threshold(bad).is_err(), "{bad}");
-        }
-    }
 
     /// The units of coreutils' tests/du/block-size.sh: the sizes of its
     /// files (1000, 10 000... bytes) printed with each unit spelling.
