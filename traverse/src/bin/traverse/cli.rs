@@ -43,7 +43,7 @@ use traverse::{Engine, ParseEngineError, WalkBuilder};
 pub struct Opts {
     /// Directories to count. A PATH that is not a directory (a file, a
     /// symlink, which is not followed: write `link/` to walk its target) is
-    /// reported as an error (exit status 1) and the other PATHs are walked.
+    /// counted as its one entry, as du counts it.
     // Parsed as OS strings: clap's path parser refuses an empty PATH as a
     // missing value, where the real problem is that no such file exists
     // (reported by the walk, as du reports it).
