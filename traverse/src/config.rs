@@ -221,6 +221,8 @@ pub(crate) struct Config {
     pub list: bool,
     /// With `list`: stat every entry and hand its metadata to the visitor.
     pub list_metadata: bool,
+    /// Every stat asks for the modification time too.
+    pub modification_times: bool,
     pub inode_order: Option<usize>,
     /// Names left out (`--exclude`).
     pub exclude: Option<Arc<GlobSet>>,
@@ -248,6 +250,8 @@ impl Config {
     pub fn statx_mask(&self) -> u32 {
         if self.list && self.list_metadata {
             STATX_MASK | STATX_LS_MASK
+        } else if self.modification_times {
+            STATX_MASK | libc::STATX_MTIME
         } else {
             STATX_MASK
         }

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::ffi::CString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +24,8 @@ use crate::sys::{self, FileId};
 use crate::tally::Tally;
 use crate::totals::{Accumulator, Progress, Totals};
 use crate::visit::{Closure, Entry, Event, Ignore, Visitor, VisitorBuilder};
+
+mod at;
 
 /// The result of walking one root.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,11 +119,16 @@ impl Walk {
     /// assert_eq!(first.totals.dirs, again.totals.dirs);
     /// ```
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+        self.forget();
+        self.run_next(root, visitors)
+    }
+
+    /// Forgets what earlier runs counted.
+    fn forget(&self) {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         *self.mount_names.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         self.progress.reset();
-        self.run_next(root, visitors)
     }
 
     /// Walks `root` as the next of several roots, like [`run`](Walk::run)
@@ -146,7 +153,7 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn run_next(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
-        self.next(root, visitors, None)
+        self.next(None, root, visitors, None)
     }
 
     /// Walks `root` like [`run_next`](Self::run_next) (keeping what the
@@ -191,25 +198,27 @@ impl Walk {
         visitors: &dyn VisitorBuilder,
         dirs: Arc<dyn DirVisitor>,
     ) -> Summary {
-        self.next(root, visitors, Some(dirs))
+        self.next(None, root, visitors, Some(dirs))
     }
 
-    /// [`run_next`](Self::run_next), with a breakdown when `dirs` is given.
+    /// [`run_next`](Self::run_next), with a breakdown when `dirs` is given,
+    /// from the directory open as `at` (named `root`) when given.
     fn next(
         &self,
+        at: Option<BorrowedFd<'_>>,
         root: &Path,
         visitors: &dyn VisitorBuilder,
         dirs: Option<Arc<dyn DirVisitor>>,
     ) -> Summary {
         if !in_async_runtime() {
-            return self.walk_root(root, visitors, dirs);
+            return self.walk_root(at, root, visitors, dirs);
         }
         // Inside an async runtime: the tokio engine starts a runtime of its
         // own, which tokio refuses on a thread that already runs one.
         std::thread::scope(|scope| {
             let thread = std::thread::Builder::new()
                 .name("traverse-walk".into())
-                .spawn_scoped(scope, || self.walk_root(root, visitors, dirs));
+                .spawn_scoped(scope, || self.walk_root(at, root, visitors, dirs));
             match thread {
                 Ok(thread) => thread
                     .join()
@@ -262,6 +271,7 @@ impl Walk {
 
     fn walk_root(
         &self,
+        at: Option<BorrowedFd<'_>>,
         root: &Path,
         visitors: &dyn VisitorBuilder,
         dirs: Option<Arc<dyn DirVisitor>>,
@@ -284,7 +294,12 @@ impl Walk {
         // the whole walk: every later open is relative to it, so a rename
         // of PATH (or of a directory above it) during the walk cannot lead
         // the walk into another tree.
-        let (opened, st) = match sys::open_dir(None, &croot) {
+        // From an open directory: a new open of its `.` (own offset).
+        let (at, croot_or_dot) = match at {
+            Some(fd) => (Some(fd), c"."),
+            None => (None, croot.as_c_str()),
+        };
+        let (opened, st) = match sys::open_dir(at, croot_or_dot) {
             Ok(fd) => match sys::fstatx(fd.as_fd(), self.config.statx_mask()) {
                 Ok(st) => (Ok(fd), st),
                 Err(cause) => {
@@ -295,7 +310,7 @@ impl Walk {
             },
             // Why: a stat by name tells a missing PATH, a file or a
             // symlink from a directory that cannot be opened.
-            Err(cause) => match sys::statx(None, &croot, self.config.statx_mask()) {
+            Err(cause) => match sys::statx(at, croot_or_dot, self.config.statx_mask()) {
                 Ok(st) => (Err(cause), st),
                 Err(cause) => {
                     visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));

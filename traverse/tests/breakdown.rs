@@ -733,29 +733,41 @@ fn overlapping_paths_count_each_directory_once_as_du() {
     }
 }
 
-/// The export's temporary name and rename are for regular files only: a
-/// device (`/dev/null`) or a symlink given as FILE is written through,
-/// never replaced by a file.
+/// FILE is never opened for writing: the export is a new file renamed
+/// over it. A symlink at FILE (planted by whoever owns its directory) is
+/// replaced, its target left as it was; a device or a FIFO at FILE is
+/// refused and left alone (`-` writes to stdout).
 #[test]
-fn an_export_to_a_device_or_a_symlink_writes_through_it() {
+fn an_export_never_writes_through_a_symlink_or_a_device() {
     use std::os::unix::fs::FileTypeExt;
     let env = TestEnv::new();
     let t = small_tree(&env);
-    let (code, _, err) = run(Command::new(bin()).args(["--export", "/dev/null"]).arg(&t));
+    let victim = env.root().join("victim");
+    fs::write(&victim, b"precious").unwrap();
+    let link = env.root().join("link.json");
+    symlink(&victim, &link).unwrap();
+    let (code, _, err) = run(Command::new(bin()).arg("--export").arg(&link).arg(&t));
     assert_eq!(code, Some(0), "{err}");
+    assert_eq!(fs::read(&victim).unwrap(), b"precious");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
+    assert!(fs::read(&link).unwrap().ends_with(b"]\n"));
+
+    let (code, _, err) = run(Command::new(bin()).args(["--export", "/dev/null"]).arg(&t));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("/dev/null") && err.contains("not a regular file"),
+        "{err}"
+    );
     let null = fs::symlink_metadata("/dev/null").unwrap();
     assert!(
         null.file_type().is_char_device(),
         "/dev/null is still a device"
     );
-    let real = env.root().join("real.json");
-    let link = env.root().join("link.json");
-    symlink(&real, &link).unwrap();
-    let (code, _, err) = run(Command::new(bin()).arg("--export").arg(&link).arg(&t));
-    assert_eq!(code, Some(0), "{err}");
-    assert!(fs::symlink_metadata(&link)
+    // Nothing left beside the export's name.
+    let names: Vec<_> = fs::read_dir(env.root())
         .unwrap()
-        .file_type()
-        .is_symlink());
-    assert!(fs::read(&real).unwrap().ends_with(b"]\n"));
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".part"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
 }

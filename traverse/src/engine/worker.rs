@@ -20,7 +20,7 @@ use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode, Ent};
 use crate::sys::{FileId, Stat};
-use crate::totals::{Accumulator, Totals};
+use crate::totals::{Accumulator, DirProgress, Progress, Totals};
 use crate::visit::{Entry, Visitor};
 
 /// One worker: its own totals and visitor.
@@ -34,9 +34,9 @@ pub(crate) struct Worker<'v> {
     dir_path: PathCache,
     dir_path_built: bool,
     entry_path: Vec<u8>,
-    /// Entries and bytes of the current directory, for [`Progress`](crate::totals::Progress).
-    seen: u64,
-    bytes_before: u128,
+    seen: DirProgress,
+    /// The walk's: a display may ask for the path of the current directory.
+    progress: Arc<Progress>,
     /// With a breakdown: what was counted in the current directory since
     /// [`enter`](Self::enter), added to its tally when it is left.
     breakdown: Option<Arc<Breakdown>>,
@@ -58,8 +58,8 @@ impl<'v> Worker<'v> {
             dir_path: PathCache::default(),
             dir_path_built: false,
             entry_path: Vec::new(),
-            seen: 0,
-            bytes_before: 0,
+            seen: DirProgress::default(),
+            progress: Arc::clone(&shared.progress),
             breakdown: shared.breakdown.clone(),
             here: Totals::default(),
             here_ncdu: Vec::new(),
@@ -72,8 +72,13 @@ impl<'v> Worker<'v> {
     pub fn enter(&mut self, dir: &Arc<DirNode>) {
         self.dir = Some(Arc::clone(dir));
         self.dir_path_built = false;
-        self.seen = 0;
-        self.bytes_before = self.acc.totals.bytes;
+        self.seen.start(self.acc.totals.bytes);
+        self.progress.wants_path().then(|| self.tell_path());
+    }
+
+    fn tell_path(&mut self) {
+        self.build_dir_path();
+        (self.progress).set_path(Path::new(OsStr::from_bytes(self.dir_path.bytes())));
     }
 
     /// Leaves the current directory, read whole by this worker, and ends
@@ -101,10 +106,7 @@ impl<'v> Worker<'v> {
     /// Leaves the current directory: publishes its progress, and with a
     /// breakdown adds what was counted to its tally; returns it.
     fn leave_dir(&mut self, shared: &Shared) -> Option<Arc<DirNode>> {
-        let bytes = self.acc.totals.bytes - self.bytes_before;
-        shared
-            .progress
-            .add(self.seen, u64::try_from(bytes).unwrap_or(u64::MAX));
+        self.seen.publish(&shared.progress, self.acc.totals.bytes);
         if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
             tally.add(&std::mem::take(&mut self.here));
             if let Some(mut tree) = tally.tree() {
@@ -229,7 +231,7 @@ impl<'v> Worker<'v> {
         let gone = cause.raw_os_error() == Some(libc::ENOENT);
         self.entry_error(name, Op::Stat, cause);
         if shared.config.counts_types_only() && !gone && d_type != libc::DT_UNKNOWN {
-            self.seen += 1;
+            self.seen.seen += 1;
             self.acc.add_type(d_type);
             self.list(shared, name, d_type, None, self.depth() + 1);
         }
@@ -306,7 +308,7 @@ impl<'v> Worker<'v> {
     /// descriptor when opened, see `Reader::read` in the threads engine),
     /// not in [`entry`](Self::entry).
     pub fn count_stat(&mut self, st: &Stat) {
-        self.seen += 1;
+        self.seen.seen += 1;
         if st.is_dir() && self.counted_before.is_some() {
             self.acc.dirs.push(st.id());
         }
@@ -364,7 +366,9 @@ impl<'v> Worker<'v> {
     /// as a loop and neither counted nor listed, as `find` does (`du`
     /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
-        self.seen += 1;
+        if self.seen.count(&shared.progress, self.acc.totals.bytes) && self.progress.wants_path() {
+            self.tell_path();
+        }
         let depth = self.depth() + 1;
         let reads = shared.reads(depth);
         if st.is_some_and(|st| self.counted_before(st)) {

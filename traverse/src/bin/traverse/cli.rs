@@ -47,7 +47,7 @@ pub struct Opts {
     // Parsed as OS strings: clap's path parser refuses an empty PATH as a
     // missing value, where the real problem is that no such file exists
     // (reported by the walk, as du reports it).
-    #[arg(value_name = "PATH", required_unless_present_any = ["completions", "man"],
+    #[arg(value_name = "PATH", required_unless_present_any = ["completions", "man", "file"],
           value_parser = OsStringValueParser::new().map(PathBuf::from))]
     paths: Vec<PathBuf>,
 
@@ -158,6 +158,13 @@ pub struct Opts {
     #[arg(short = 'i', long,
           conflicts_with_all = ["list", "json", "export", "max_depth", "top"])]
     interactive: bool,
+
+    /// Browse a saved scan in FILE (ncdu's export format, as --export,
+    /// ncdu -o and gdu -o write it; "-": stdin) instead of scanning, as
+    /// ncdu -f does; deleting is disabled there.
+    #[arg(short = 'f', long = "file", value_name = "FILE",
+          conflicts_with_all = ["paths", "list", "json", "export", "max_depth", "top", "tree"])]
+    file: Option<PathBuf>,
 
     /// With --interactive: quit once the screen after the scan is drawn
     /// (for measurements).
@@ -329,6 +336,8 @@ impl Opts {
             .count_links(self.count_links)
             .one_file_system(self.one_file_system)
             .list(self.list)
+            // The browser's mtime column and sort.
+            .modification_times(self.interactive)
             // Every inode once per invocation, as du counts it.
             .count_once(self.paths.len() > 1);
         if let Some(jobs) = self.jobs {
@@ -376,10 +385,17 @@ impl Opts {
         if self.interactive && self.paths.len() > 1 {
             return Err("--interactive takes one PATH (the browser shows one tree)".to_owned());
         }
-        let interactive = self.interactive.then_some(crate::browse::Options {
-            disk_usage: self.disk_usage,
-            exit_when_scanned: self.exit_when_scanned,
-        });
+        // The browser shows disk usage unless apparent sizes are asked for.
+        let interactive =
+            (self.interactive || self.file.is_some()).then_some(crate::browse::Options {
+                disk_usage: !self.apparent_size,
+                exit_when_scanned: self.exit_when_scanned,
+                import: self.file.is_some(),
+            });
+        let paths = match self.file {
+            Some(file) => vec![file],
+            None => self.paths,
+        };
         let breakdown = Breakdown {
             max_depth: max_depth.filter(|_| !self.tree),
             top: self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
@@ -400,7 +416,7 @@ impl Opts {
             || breakdown.export.is_some()
             || breakdown.tree.is_some();
         Ok(Config {
-            paths: self.paths,
+            paths,
             output,
             walk,
             breakdown: wanted.then_some(breakdown),

@@ -4,8 +4,12 @@
 //! as is, so both outputs escape, losslessly and unambiguously:
 //!
 //! - human output: UTF-8 text as is, except `\` as `\\`, control
-//!   characters as `\n`, `\t`, `\r` or `\xHH`, and bytes that are not
-//!   UTF-8 as `\xHH`;
+//!   characters as `\n`, `\t`, `\r` or `\xHH`, invisible and reordering
+//!   characters (zero-width spaces and joiners, bidirectional marks and
+//!   overrides: Unicode's format characters, and the line and paragraph
+//!   separators) as the `\xHH` of their UTF-8 bytes, so that `cache` and
+//!   `cache<U+200B>` never look the same, and bytes that are not UTF-8 as
+//!   `\xHH`;
 //! - JSON: standard JSON escapes for valid UTF-8, and each byte that is not
 //!   UTF-8 as the lone surrogate `\udcHH` (Python's "surrogateescape":
 //!   `json.loads(line)["path"].encode("utf-8", "surrogateescape")` gives the
@@ -29,7 +33,7 @@ pub fn human_path(path: &Path) -> String {
                 '\n' => out.push_str("\\n"),
                 '\t' => out.push_str("\\t"),
                 '\r' => out.push_str("\\r"),
-                c if c.is_control() => {
+                c if c.is_control() || invisible(c) => {
                     let mut buf = [0; 4];
                     for b in c.encode_utf8(&mut buf).bytes() {
                         let _ = write!(out, "\\x{b:02x}");
@@ -43,6 +47,35 @@ pub fn human_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// Whether `c` shows as nothing or changes how the text around it shows:
+/// Unicode's format characters (general category Cf, Unicode 16), and the
+/// line and paragraph separators.
+fn invisible(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x2028..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
 }
 
 /// `path` as a JSON string, quotes included.
@@ -162,6 +195,43 @@ mod tests {
         assert_eq!(human_path(p(b"\xff\xfe")), "\\xff\\xfe");
         assert_eq!(human_path(p(b"\\xff")), "\\\\xff");
         assert_eq!(human_path(p("é\u{7f}".as_bytes())), "é\\x7f");
+    }
+
+    #[test]
+    fn invisible_and_reordering_characters_are_escaped() {
+        assert_eq!(
+            human_path(p("cache\u{200b}".as_bytes())),
+            "cache\\xe2\\x80\\x8b"
+        );
+        assert_eq!(human_path(p("a\u{202e}b".as_bytes())), "a\\xe2\\x80\\xaeb");
+        for c in [
+            '\u{200f}', '\u{2066}', '\u{2069}', '\u{2060}', '\u{feff}', '\u{2028}',
+        ] {
+            assert!(
+                human_path(p(c.to_string().as_bytes())).starts_with("\\x"),
+                "{c:?}"
+            );
+        }
+        // Visible text stays as it is.
+        assert_eq!(
+            human_path(p("été 日本 \u{2010}".as_bytes())),
+            "été 日本 \u{2010}"
+        );
+        // Every format character Python's unicodedata knows (an older
+        // Unicode than the table here, so a subset of it).
+        let listed = std::process::Command::new("python3")
+            .args(["-c", "import sys, unicodedata as u\nfor c in range(sys.maxunicode + 1):\n    if u.category(chr(c)) == 'Cf': print(c)"])
+            .output();
+        let Some(listed) = listed.ok().filter(|o| o.status.success()) else {
+            eprintln!("skipped the comparison with Python: no python3");
+            return;
+        };
+        let listed = String::from_utf8(listed.stdout).unwrap();
+        assert!(listed.lines().count() > 150, "{listed}");
+        for n in listed.lines() {
+            let c = char::from_u32(n.parse().unwrap()).unwrap();
+            assert!(invisible(c), "U+{:04X} is a format character", u32::from(c));
+        }
     }
 
     #[test]
