@@ -102,8 +102,8 @@ impl Walk {
 
     /// Walks `root`, handing listed paths and errors to visitors from
     /// `visitors`. A root that is not a directory (a file, a symlink, which
-    /// is not followed, a device...) is an error ([`Op::Open`], "Not a
-    /// directory") and counts nothing else. Write `link/` to walk the
+    /// is not followed, a device...) is counted and listed as the walk's
+    /// one entry, at depth 0, as du counts it. Write `link/` to walk the
     /// directory a symlink `link` points to: the kernel follows a symlink
     /// before a trailing slash.
     ///

@@ -4,7 +4,15 @@
 //!
 //! ```text
 //! crates traverse|std|walkdir|jwalk|ignore|tokio-uring TREE
+//! crates tokio-uring-sorted|ignore-rules|tokio-uring-ignore TREE
 //! ```
+//!
+//! `tokio-uring-sorted` is `tokio-uring` with each directory sorted by
+//! name; `ignore-rules` and `tokio-uring-ignore` count the entries that
+//! `.gitignore`, `.ignore` and hidden names leave (no sizes: bytes 0), with
+//! the `ignore` crate's parallel walker and with tokio-uring-getdents' ignore
+//! rules, both applying `.gitignore` outside a git repository too (the
+//! Linux tarball has none) and no global excludes file.
 //!
 //! Prints the entries (the root included) and the sum of their apparent
 //! sizes, links never followed, so that the ways can be checked against
@@ -19,7 +27,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [way, tree] = args.as_slice() else {
-        eprintln!("usage: crates traverse|std|walkdir|jwalk|ignore|tokio-uring TREE");
+        eprintln!(
+            "usage: crates traverse|std|walkdir|jwalk|ignore|tokio-uring\
+             |tokio-uring-sorted|ignore-rules|tokio-uring-ignore TREE"
+        );
         return ExitCode::from(2);
     };
     let root = Path::new(tree);
@@ -29,7 +40,10 @@ fn main() -> ExitCode {
         "walkdir" => walkdir_walk(root),
         "jwalk" => jwalk_walk(root),
         "ignore" => ignore_walk(root),
-        "tokio-uring" => tokio_uring_walk(root),
+        "tokio-uring" => tokio_uring_walk(root, false),
+        "tokio-uring-sorted" => tokio_uring_walk(root, true),
+        "ignore-rules" => ignore_rules_walk(root),
+        "tokio-uring-ignore" => tokio_uring_ignore_walk(root),
         other => {
             eprintln!("crates: unknown way {other:?}");
             return ExitCode::from(2);
@@ -134,18 +148,67 @@ fn ignore_walk(root: &Path) -> io::Result<(u64, u64)> {
     }
 }
 
-/// tokio-uring-getdents' walk with `statx(STATX_SIZE)`, its defaults.
-fn tokio_uring_walk(root: &Path) -> io::Result<(u64, u64)> {
+/// tokio-uring-getdents' walk with `statx(STATX_SIZE)`, its defaults;
+/// `sorted`: each directory sorted by name.
+fn tokio_uring_walk(root: &Path, sorted: bool) -> io::Result<(u64, u64)> {
     use tokio_uring_getdents::fs::{Metadata, STATX_SIZE};
     tokio_uring_getdents::start(async {
-        let mut walk = tokio_uring_getdents::walk::WalkBuilder::new(root)
-            .statx(STATX_SIZE)
-            .build();
+        let builder = tokio_uring_getdents::walk::WalkBuilder::new(root).statx(STATX_SIZE);
+        let builder = if sorted {
+            builder.sort_by_file_name()
+        } else {
+            builder
+        };
+        let mut walk = builder.build();
         let mut total = (0, 0);
         while let Some(entry) = walk.next().await {
             let size = entry?.metadata().map_or(0, Metadata::size);
             total = (total.0 + 1, total.1 + size);
         }
         Ok(total)
+    })
+}
+
+/// ignore's parallel walker with its standard filters, `.gitignore`
+/// applied outside a repository, no global file: entries counted.
+fn ignore_rules_walk(root: &Path) -> io::Result<(u64, u64)> {
+    let entries = AtomicU64::new(0);
+    let failed = std::sync::Mutex::new(None);
+    ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .git_global(false)
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(_) => {
+                        entries.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
+                        failed.get_or_insert(e.to_string());
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(io::Error::other(e)),
+        None => Ok((entries.into_inner(), 0)),
+    }
+}
+
+/// tokio-uring-getdents' walk with the same rules: entries counted.
+fn tokio_uring_ignore_walk(root: &Path) -> io::Result<(u64, u64)> {
+    use tokio_uring_getdents::walk::{IgnoreRules, WalkBuilder};
+    tokio_uring_getdents::start(async {
+        let rules = IgnoreRules::new().require_git(false).git_global(false);
+        let mut walk = WalkBuilder::new(root).ignore_rules(rules).build();
+        let mut entries = 0;
+        while let Some(entry) = walk.next().await {
+            entry?;
+            entries += 1;
+        }
+        Ok((entries, 0))
     })
 }

@@ -64,6 +64,11 @@ impl IgnoreRules {
     /// left out, `.ignore` and `.gitignore` files read at every level and
     /// in the root's parents, git's global excludes file read,
     /// `.gitignore` applied only inside a git repository.
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// assert_eq!(IgnoreRules::new(), IgnoreRules::default());
+    /// ```
     pub fn new() -> IgnoreRules {
         IgnoreRules {
             hidden: true,
@@ -77,6 +82,12 @@ impl IgnoreRules {
 
     /// Leave out entries whose name starts with a dot, unless a rule
     /// names them with `!` (ignore's `hidden`).
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// let dotfiles_too = IgnoreRules::new().hidden(false);
+    /// assert_ne!(dotfiles_too, IgnoreRules::new());
+    /// ```
     #[must_use = "a setter returns the changed rules"]
     pub fn hidden(mut self, yes: bool) -> IgnoreRules {
         self.hidden = yes;
@@ -85,6 +96,12 @@ impl IgnoreRules {
 
     /// Also read the ignore files of the root's parent directories
     /// (ignore's `parents`).
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// let here_only = IgnoreRules::new().parents(false);
+    /// assert_ne!(here_only, IgnoreRules::new());
+    /// ```
     #[must_use = "a setter returns the changed rules"]
     pub fn parents(mut self, yes: bool) -> IgnoreRules {
         self.parents = yes;
@@ -93,6 +110,12 @@ impl IgnoreRules {
 
     /// Read `.ignore` files; they take precedence over `.gitignore`
     /// (ignore's `ignore`).
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// let git_only = IgnoreRules::new().dot_ignore(false);
+    /// assert_ne!(git_only, IgnoreRules::new());
+    /// ```
     #[must_use = "a setter returns the changed rules"]
     pub fn dot_ignore(mut self, yes: bool) -> IgnoreRules {
         self.dot_ignore = yes;
@@ -100,6 +123,12 @@ impl IgnoreRules {
     }
 
     /// Read `.gitignore` files (ignore's `git_ignore`).
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// let no_git = IgnoreRules::new().git_ignore(false).git_global(false);
+    /// assert_ne!(no_git, IgnoreRules::new());
+    /// ```
     #[must_use = "a setter returns the changed rules"]
     pub fn git_ignore(mut self, yes: bool) -> IgnoreRules {
         self.git_ignore = yes;
@@ -108,6 +137,12 @@ impl IgnoreRules {
 
     /// Read git's global excludes file, `core.excludesFile` or
     /// `$XDG_CONFIG_HOME/git/ignore` (ignore's `git_global`).
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// let reproducible = IgnoreRules::new().git_global(false);
+    /// assert_ne!(reproducible, IgnoreRules::new());
+    /// ```
     #[must_use = "a setter returns the changed rules"]
     pub fn git_global(mut self, yes: bool) -> IgnoreRules {
         self.git_global = yes;
@@ -117,6 +152,12 @@ impl IgnoreRules {
     /// Apply `.gitignore` files and the global excludes only inside a git
     /// repository (a `.git` in the directory or above it), as git does
     /// (ignore's `require_git`).
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::IgnoreRules;
+    /// let anywhere = IgnoreRules::new().require_git(false);
+    /// assert_ne!(anywhere, IgnoreRules::new());
+    /// ```
     #[must_use = "a setter returns the changed rules"]
     pub fn require_git(mut self, yes: bool) -> IgnoreRules {
         self.require_git = yes;

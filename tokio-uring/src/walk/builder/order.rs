@@ -205,7 +205,15 @@ impl WalkBuilder {
     /// Leave out what `rules` say, as ripgrep and fd do: hidden entries,
     /// and what `.ignore`, `.gitignore` and git's global excludes name
     /// (the `ignore` crate's matcher). An ignored directory is not walked
-    /// into. Makes a walk in order. See [`IgnoreRules`] for an example.
+    /// into. Makes a walk in order. [`IgnoreRules`] has a whole example.
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::{IgnoreRules, WalkBuilder};
+    ///
+    /// // What fd shows by default.
+    /// let walk = WalkBuilder::new(".").ignore_rules(IgnoreRules::new());
+    /// # drop(walk);
+    /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn ignore_rules(mut self, rules: IgnoreRules) -> WalkBuilder {
         self.ignore = Some(rules);

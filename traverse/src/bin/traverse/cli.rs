@@ -53,10 +53,9 @@ mod du_opts;
                   traverse -a -t 100M -h /srv             files and directories of 100M and more"
 )]
 pub struct Opts {
-    /// Files and directories to count (default: .). With du's output, a
-    /// file gets its line and a symlink is counted as itself (unless -L,
-    /// -H); in the summary, a PATH that is not a directory is an error
-    /// (exit status 1) and the other PATHs are walked.
+    /// Files and directories to count (default: .). A PATH that is not a
+    /// directory is counted as its one entry, as du counts it: a symlink as
+    /// itself unless -L or -H (write `link/` to walk its target).
     // Parsed as OS strings: clap's path parser refuses an empty PATH as a
     // missing value, where the real problem is that no such file exists
     // (reported by the walk, as du reports it).
