@@ -1,8 +1,10 @@
 //! Does the running kernel really have `IORING_OP_GETDENTS`?
 //!
 //! The probe (`IORING_REGISTER_PROBE`) only says that *some* operation has a
-//! number: 58 is GETDENTS on this project's patched 6.12 kernel but
-//! `IORING_OP_RECV_ZC` on mainline 6.15 and later. So detection answers
+//! number, and numbers move: the series appends GETDENTS after the last
+//! mainline operation of its base (58 on 6.12, where 58 became
+//! `IORING_OP_RECV_ZC` in 6.15; 65 on 7.3). So no number is assumed: the
+//! candidate is the last operation the probe lists, and detection answers
 //! [`Support::Available`] only when
 //!
 //! 1. the probe lists the opcode,
@@ -19,8 +21,8 @@
 //!    records.
 //!
 //! The environment variable [`ENV_VAR`] overrides the choice: `off` turns
-//! GETDENTS off, `auto` (or unset) checks [`GetDents::CODE`], a number
-//! checks that opcode number instead (still verified by steps 1-4, so an
+//! GETDENTS off, `auto` (or unset) checks the probe's last operation, a
+//! number checks that opcode number instead (still verified by steps 1-4, so an
 //! override never makes this crate submit a known operation with a
 //! directory and a buffer).
 //!
@@ -28,7 +30,7 @@
 //! use io_uring at all: set up a ring and enter it (a `NOP`), since
 //! sandboxes may allow the first and refuse the second.
 //!
-//! Readdirplus ([`GetDents::plus`]) is a mode of GETDENTS that a kernel may
+//! Readdirplus ([`GetDents::plus`](crate::opcode::GetDents::plus)) is a mode of GETDENTS that a kernel may
 //! lack while having the operation; [`plus_cached`] and [`detect_plus`]
 //! check it only where GETDENTS passed the steps above, with a real
 //! readdirplus read whose names and attributes are compared with
@@ -40,13 +42,12 @@ use std::sync::OnceLock;
 
 use io_uring::{IoUring, Probe};
 
-use crate::opcode::GetDents;
-
 /// The mainline operations that are the last of a kernel release, by
 /// number: a kernel whose probe ends at one of them is (as far as the probe
-/// can tell) that mainline kernel. The patch appends GETDENTS to 6.12,
-/// whose last operation is 57, so 58 is not in this list; 58 is
-/// `IORING_OP_RECV_ZC` on 6.15 and later, where 59-61 follow it.
+/// can tell) that mainline kernel. The series appends GETDENTS after the
+/// last operation of its base: 58 on 6.12 (which is `IORING_OP_RECV_ZC` on
+/// 6.15 and later, where 59-61 follow it), 65 on 7.3, whose last operation
+/// is `IORING_OP_URING_CMD128` (64).
 const MAINLINE_RELEASE_LAST: &[(u8, &str)] = &[
     (7, "IORING_OP_POLL_REMOVE"),
     (8, "IORING_OP_SYNC_FILE_RANGE"),
@@ -68,6 +69,7 @@ const MAINLINE_RELEASE_LAST: &[(u8, &str)] = &[
     (57, "IORING_OP_LISTEN"),
     (61, "IORING_OP_WRITEV_FIXED"),
     (62, "IORING_OP_PIPE"),
+    (64, "IORING_OP_URING_CMD128"),
 ];
 
 /// The mainline operation `opcode` is when a kernel's probe ends there.
@@ -101,7 +103,7 @@ pub const ENV_VAR: &str = "IO_URING_GETDENTS";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Choice {
-    /// Check [`GetDents::CODE`].
+    /// Check the last operation the kernel's probe lists.
     Auto,
     /// Never use GETDENTS.
     Off,
@@ -204,7 +206,7 @@ impl fmt::Display for Unavailable {
             Unavailable::OtherOpcode { opcode, last } => write!(
                 f,
                 "opcode {opcode} is another operation here (this kernel has opcodes up to \
-                 {last}; on mainline 6.15+ 58 is IORING_OP_RECV_ZC)"
+                 {last}: opcode numbers move as mainline adds operations)"
             ),
             Unavailable::KnownOpcode { opcode, name } => write!(
                 f,
@@ -231,7 +233,7 @@ impl std::error::Error for Unavailable {}
 pub enum Support {
     /// GETDENTS works, under this opcode number.
     Available {
-        /// The number to pass to [`GetDents::opcode`].
+        /// The number to pass to [`GetDents::opcode`](crate::opcode::GetDents::opcode).
         opcode: u8,
     },
     /// GETDENTS cannot be used, and why.
@@ -291,12 +293,22 @@ pub fn detect(ring: &IoUring) -> Support {
 
 /// Detection for an explicit choice, ignoring the environment.
 pub fn detect_with(ring: &IoUring, choice: Choice) -> Support {
-    let opcode = match choice {
+    let probe = match choice {
         Choice::Off => return Support::Unavailable(Unavailable::Disabled),
-        Choice::Auto => GetDents::CODE,
-        Choice::Opcode(n) => n,
+        _ => match probe(ring) {
+            Ok(probe) => probe,
+            Err(why) => return Support::Unavailable(why),
+        },
     };
-    match check(ring, opcode) {
+    let opcode = match choice {
+        Choice::Opcode(n) => n,
+        // The series appends GETDENTS: only the last operation can be it.
+        _ => match last_listed(&probe) {
+            Some(last) => last,
+            None => return Support::Unavailable(Unavailable::NotListed { opcode: 0 }),
+        },
+    };
+    match check(&probe, opcode) {
         Ok(()) => Support::Available { opcode },
         Err(why) => Support::Unavailable(why),
     }
@@ -322,11 +334,20 @@ pub fn cached() -> &'static Support {
     })
 }
 
-fn check(ring: &IoUring, opcode: u8) -> Result<(), Unavailable> {
+fn probe(ring: &IoUring) -> Result<Probe, Unavailable> {
     let mut probe = Probe::new();
     ring.submitter()
         .register_probe(&mut probe)
         .map_err(Unavailable::ProbeFailed)?;
+    Ok(probe)
+}
+
+/// The highest opcode number the probe lists as supported.
+fn last_listed(probe: &Probe) -> Option<u8> {
+    (0..=u8::MAX).rev().find(|&n| probe.is_supported(n))
+}
+
+fn check(probe: &Probe, opcode: u8) -> Result<(), Unavailable> {
     if !probe.is_supported(opcode) {
         return Err(Unavailable::NotListed { opcode });
     }
@@ -345,13 +366,17 @@ fn check(ring: &IoUring, opcode: u8) -> Result<(), Unavailable> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::opcode::GetDents;
 
     #[test]
     fn release_ends_are_sorted_and_exclude_the_patch_number() {
         assert!(MAINLINE_RELEASE_LAST.windows(2).all(|w| w[0].0 < w[1].0));
+        // The series' numbers on its bases, 6.12 and 7.3.
         assert_eq!(mainline_release_last(GetDents::CODE), None);
+        assert_eq!(mainline_release_last(65), None);
         assert_eq!(mainline_release_last(57), Some("IORING_OP_LISTEN"));
         assert_eq!(mainline_release_last(62), Some("IORING_OP_PIPE"));
+        assert_eq!(mainline_release_last(64), Some("IORING_OP_URING_CMD128"));
         // Inside a release: followed by other operations on every mainline
         // kernel that has it, so refused as `OtherOpcode` instead.
         assert_eq!(mainline_release_last(59), None);

@@ -79,8 +79,9 @@ pub const GETDENTS_PLUS_DCACHE: u32 = 1 << 1;
 
 /// Read directory entries, like `getdents64(2)`, from a given position.
 ///
-/// Not in any released kernel: this project's patch (`kernel/` in the
-/// repository) adds it to Linux 6.12 as opcode [`GetDents::CODE`]. The
+/// Not in any released kernel: this project's patch series (`kernel/` in
+/// the repository) appends it to Linux 7.3's operations (opcode 65 there;
+/// it was [`GetDents::CODE`], 58, on 6.12). The
 /// completion's result is the number of bytes of `linux_dirent64` records
 /// written to the buffer, 0 at the end of the directory, or `-errno`.
 /// Parse them with [`DirentIter`](crate::dirent::DirentIter); the `d_off` of
@@ -126,8 +127,10 @@ pub struct GetDents {
 }
 
 impl GetDents {
-    /// The opcode number this project's kernel patch assigns: the first free
-    /// number after `IORING_OP_LISTEN` (57) on Linux 6.12.
+    /// The number the series had on its 6.12 base (the first free number
+    /// after `IORING_OP_LISTEN`, 57), which [`GetDents::new`] starts with.
+    /// Not the number on any other kernel: pass the one
+    /// [`detect`](crate::detect::detect) found to [`opcode`](GetDents::opcode).
     pub const CODE: u8 = 58;
 
     /// A read of up to `len` bytes into `buf` from the start of the directory.

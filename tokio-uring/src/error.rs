@@ -31,6 +31,8 @@ pub struct PathError {
     op: &'static str,
     path: PathBuf,
     source: io::Error,
+    depth: Option<usize>,
+    ancestor: Option<PathBuf>,
 }
 
 impl PathError {
@@ -43,8 +45,50 @@ impl PathError {
                 op,
                 path: path.into(),
                 source,
+                depth: None,
+                ancestor: None,
             },
         )
+    }
+
+    /// As [`wrap`](Self::wrap), for an error met at `depth` of a walk.
+    pub(crate) fn wrap_at(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+        source: io::Error,
+        depth: usize,
+    ) -> io::Error {
+        let mut err = PathError::wrap(op, path, source);
+        PathError::set_depth(&mut err, depth);
+        err
+    }
+
+    /// A walk's loop: `path` leads back to `ancestor`, a directory the walk
+    /// is already inside. The kind is that of `ELOOP`.
+    pub(crate) fn walk_loop(path: PathBuf, ancestor: PathBuf, depth: usize) -> io::Error {
+        let source = io::Error::new(
+            io::Error::from_raw_os_error(libc::ELOOP).kind(),
+            format!("a loop back to {}", ancestor.display()),
+        );
+        let kind = source.kind();
+        io::Error::new(
+            kind,
+            PathError {
+                op: "walk into",
+                path,
+                source,
+                depth: Some(depth),
+                ancestor: Some(ancestor),
+            },
+        )
+    }
+
+    /// Records the walk's depth in `err` if it holds a `PathError` without
+    /// one.
+    pub(crate) fn set_depth(err: &mut io::Error, depth: usize) {
+        if let Some(inner) = err.get_mut().and_then(|e| e.downcast_mut::<PathError>()) {
+            inner.depth.get_or_insert(depth);
+        }
     }
 
     /// The path the operation was applied to.
@@ -65,6 +109,73 @@ impl PathError {
     /// The `errno` value, if the cause was a system call.
     pub fn raw_os_error(&self) -> Option<i32> {
         self.source.raw_os_error()
+    }
+
+    /// For an error a walk yields, the depth it was met at (walkdir's
+    /// `Error::depth`): a directory's open or read fails at the
+    /// directory's depth, an entry's stat at the entry's. `None` for the
+    /// errors of a single directory operation.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::{walk::WalkBuilder, PathError};
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut walk = WalkBuilder::new("/does/not/exist").build();
+    ///     let err = walk.next().await.unwrap().unwrap_err();
+    ///     let detail = PathError::of(&err).unwrap();
+    ///     assert_eq!(detail.depth(), Some(0));
+    /// });
+    /// ```
+    pub fn depth(&self) -> Option<usize> {
+        self.depth
+    }
+
+    /// For a loop a walk found (following symbolic links, or a bind mount
+    /// of a directory into itself), the directory the walk was already
+    /// inside that [`path`](Self::path) leads back to (walkdir's
+    /// `Error::loop_ancestor`); the path itself is not walked.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::{walk::WalkBuilder, PathError};
+    ///
+    /// let tmp = std::env::temp_dir().join(format!("loop-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(tmp.join("a"))?;
+    /// std::os::unix::fs::symlink("..", tmp.join("a/up"))?;
+    /// tokio_uring::start(async {
+    ///     let mut walk = WalkBuilder::new(&tmp).follow_links(true).build();
+    ///     let mut ancestors = Vec::new();
+    ///     while let Some(item) = walk.next().await {
+    ///         if let Err(e) = item {
+    ///             ancestors.extend(PathError::of(&e).and_then(|d| d.loop_ancestor()).map(|p| p.to_owned()));
+    ///         }
+    ///     }
+    ///     assert_eq!(ancestors, [tmp.clone()]);
+    /// });
+    /// std::fs::remove_dir_all(&tmp)?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn loop_ancestor(&self) -> Option<&Path> {
+        self.ancestor.as_deref()
+    }
+
+    /// The `PathError` inside an error this crate returned, if any.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::{fs::Dir, PathError};
+    ///
+    /// tokio_uring::start(async {
+    ///     let err = Dir::open("/does/not/exist").await.unwrap_err();
+    ///     assert_eq!(PathError::of(&err).unwrap().operation(), "open directory");
+    /// });
+    /// ```
+    pub fn of(err: &io::Error) -> Option<&PathError> {
+        err.get_ref().and_then(|e| e.downcast_ref::<PathError>())
     }
 }
 

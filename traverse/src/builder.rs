@@ -37,6 +37,7 @@ pub struct WalkBuilder {
     one_file_system: bool,
     list: bool,
     list_metadata: bool,
+    modification_times: bool,
     inode_order: Option<usize>,
     interrupt: Option<Arc<AtomicBool>>,
     exclude: Vec<Glob>,
@@ -44,6 +45,9 @@ pub struct WalkBuilder {
     exclude_set: Option<Arc<GlobSet>>,
     filter: Option<EntryFilter>,
     max_depth: Option<usize>,
+    min_depth: usize,
+    follow_links: bool,
+    follow_root_links: bool,
 }
 
 impl Default for WalkBuilder {
@@ -68,12 +72,16 @@ impl WalkBuilder {
             one_file_system: false,
             list: false,
             list_metadata: false,
+            modification_times: false,
             inode_order: Some(INODE_ORDER_THRESHOLD),
             interrupt: None,
             exclude: Vec::new(),
             exclude_set: None,
             filter: None,
             max_depth: None,
+            min_depth: 0,
+            follow_links: false,
+            follow_root_links: false,
         }
     }
 
@@ -179,6 +187,22 @@ impl WalkBuilder {
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn list_metadata(mut self, yes: bool) -> WalkBuilder {
         self.list_metadata = yes;
+        self
+    }
+
+    /// Ask every `statx` for the modification time too, which the ncdu
+    /// tree of [`Walk::run_dirs`](crate::Walk::run_dirs) then records
+    /// (ncdu's `mtime` field, what the browser sorts by). Off by default:
+    /// on NFS, asking for times makes the client write back a file's
+    /// pending writes first.
+    ///
+    /// ```
+    /// let walk = traverse::WalkBuilder::new().modification_times(true).build();
+    /// assert!(walk.totals(std::path::Path::new(".")).totals.dirs >= 1);
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn modification_times(mut self, yes: bool) -> WalkBuilder {
+        self.modification_times = yes;
         self
     }
 
@@ -303,7 +327,98 @@ impl WalkBuilder {
     /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn max_depth(mut self, depth: usize) -> WalkBuilder {
-        self.max_depth = Some(depth);
+        self.max_depth = Some(depth.max(self.min_depth));
+        self
+    }
+
+    /// In a listing ([`list`](Self::list)), entries shallower than `depth`
+    /// (the root is 0) are walked and counted but not handed to the
+    /// visitor: walkdir's `min_depth`, and like it never above
+    /// [`max_depth`](Self::max_depth): the later of the two settings wins.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("a/b"))?;
+    /// let walk = WalkBuilder::new().list(true).min_depth(2).build();
+    /// let mut listed = Vec::new();
+    /// let summary = walk.run_with(dir.path(), |event| {
+    ///     if let Event::Entry(e) = event {
+    ///         listed.push(e.path().to_owned());
+    ///     }
+    /// });
+    /// assert_eq!(listed, [dir.path().join("a/b")]);
+    /// assert_eq!(summary.totals.dirs, 3);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn min_depth(mut self, depth: usize) -> WalkBuilder {
+        self.min_depth = self.max_depth.map_or(depth, |max| depth.min(max));
+        self
+    }
+
+    /// Follows symbolic links (`du -L`, `find -L`): a link is counted as
+    /// what it points to, and a link to a directory is walked like the
+    /// directory. A link that cannot be followed (dangling, or a chain too
+    /// long) is an error ([`Op::Stat`](crate::Op::Stat)) and is not
+    /// counted, as `du -L` reports it. A directory reached again below
+    /// itself (a link to an ancestor, or a bind mount of one) is not
+    /// descended into: it is an error ([`Op::Loop`](crate::Op::Loop)) whose
+    /// [`Error::loop_ancestor`](crate::Error::loop_ancestor) names the
+    /// ancestor, found by (device, inode) among the directory's ancestors.
+    /// Also follows the root ([`follow_root_links`](Self::follow_root_links)).
+    /// Only the parallel engines (`threads`, `uring`) follow links below
+    /// the root. Off by default: a walk never leaves its tree.
+    ///
+    /// ```
+    /// use traverse::{Event, Op, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("real"))?;
+    /// std::fs::write(dir.path().join("real/f"), b"12345")?;
+    /// std::os::unix::fs::symlink("real", dir.path().join("link"))?;
+    /// std::os::unix::fs::symlink("..", dir.path().join("real/up"))?;
+    ///
+    /// let walk = WalkBuilder::new().follow_links(true).build();
+    /// let mut ancestors = Vec::new();
+    /// let summary = walk.run_with(dir.path(), |event| {
+    ///     if let Event::Error(e) = event {
+    ///         assert_eq!(e.op(), Op::Loop);
+    ///         ancestors.push(e.loop_ancestor().unwrap().to_owned());
+    ///     }
+    /// });
+    /// // `real/f` twice: once as itself, once through `link`.
+    /// assert_eq!(summary.totals.files, 2);
+    /// // `up` leads back to the root, from `real` and from `link`.
+    /// assert_eq!(ancestors, [dir.path(), dir.path()]);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn follow_links(mut self, yes: bool) -> WalkBuilder {
+        self.follow_links = yes;
+        self
+    }
+
+    /// Follows the root when it is a symbolic link, and only the root
+    /// (`du -H`, `find -H`): a link to a directory given as the root is
+    /// walked under the link's own path, symlinks below it are not
+    /// followed. Implied by [`follow_links`](Self::follow_links).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("real"))?;
+    /// std::os::unix::fs::symlink("real", dir.path().join("link"))?;
+    /// let link = dir.path().join("link");
+    /// let plain = traverse::WalkBuilder::new().build();
+    /// assert_eq!(plain.totals(&link).totals.errors, 1);
+    /// let follow = traverse::WalkBuilder::new().follow_root_links(true).build();
+    /// assert_eq!(follow.totals(&link).totals.dirs, 1);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn follow_root_links(mut self, yes: bool) -> WalkBuilder {
+        self.follow_root_links = yes;
         self
     }
 
@@ -346,10 +461,14 @@ impl WalkBuilder {
                 one_file_system: self.one_file_system,
                 list: self.list,
                 list_metadata: self.list_metadata,
+                modification_times: self.modification_times,
                 inode_order: self.inode_order,
                 exclude: self.exclude_set.clone(),
                 filter: self.filter.clone(),
                 max_depth: self.max_depth,
+                min_depth: self.min_depth,
+                follow_links: self.follow_links,
+                follow_root_links: self.follow_root_links || self.follow_links,
             },
             fallback,
             limit,

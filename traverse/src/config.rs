@@ -221,6 +221,8 @@ pub(crate) struct Config {
     pub list: bool,
     /// With `list`: stat every entry and hand its metadata to the visitor.
     pub list_metadata: bool,
+    /// Every stat asks for the modification time too.
+    pub modification_times: bool,
     pub inode_order: Option<usize>,
     /// Names left out (`--exclude`).
     pub exclude: Option<Arc<GlobSet>>,
@@ -229,9 +231,25 @@ pub(crate) struct Config {
     /// Levels below the root that are counted; directories at the last one
     /// are not read.
     pub max_depth: Option<usize>,
+    /// Entries shallower than this are counted but not listed.
+    pub min_depth: usize,
+    /// Symlinks below the root are followed ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)).
+    pub follow_links: bool,
+    /// A root that is a symlink is followed.
+    pub follow_root_links: bool,
 }
 
 impl Config {
+    /// How directories below the root are opened: through symlinks only
+    /// when following them.
+    pub fn opener(&self) -> crate::node::Opener {
+        if self.follow_links {
+            crate::sys::open_dir_follow
+        } else {
+            crate::sys::open_dir
+        }
+    }
+
     /// A listing without metadata: entries are counted by type, no sizes.
     pub fn counts_types_only(&self) -> bool {
         self.list && !self.list_metadata
@@ -246,6 +264,8 @@ impl Config {
     pub fn statx_mask(&self) -> u32 {
         if self.list && self.list_metadata {
             STATX_MASK | STATX_LS_MASK
+        } else if self.modification_times {
+            STATX_MASK | libc::STATX_MTIME
         } else {
             STATX_MASK
         }

@@ -86,9 +86,12 @@ impl Shared {
     /// ancestors are checked (O(depth)): a mount root (a bind mount of an
     /// ancestor), a stat that does not tell, or any directory on a
     /// filesystem that may report an ancestor's inode number (a false
-    /// loop, which `find` reports as a loop too).
+    /// loop, which `find` reports as a loop too); any directory on another
+    /// mount than the root's (below a bind mount of an ancestor of the
+    /// root, a directory may be the root itself); any directory when
+    /// following symlinks, which may lead to an ancestor.
     pub fn may_loop(&self, st: &Stat) -> bool {
-        st.may_loop() || !self.root_ids_unique || st.dev != self.root_dev
+        st.may_loop() || !self.root_ids_unique || self.crosses(st) || self.config.follow_links
     }
 
     /// Whether `st` is on another filesystem or mount than the root's

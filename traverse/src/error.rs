@@ -53,6 +53,9 @@ pub struct Error {
     path: PathBuf,
     op: Op,
     cause: io::Error,
+    depth: Option<usize>,
+    /// With [`Op::Loop`]: the ancestor the directory is.
+    ancestor: Option<PathBuf>,
 }
 
 impl Error {
@@ -62,7 +65,78 @@ impl Error {
             path: path.into(),
             op,
             cause,
+            depth: None,
+            ancestor: None,
         }
+    }
+
+    /// An [`Op::Loop`] error: the directory `path` is its ancestor
+    /// `ancestor` again.
+    pub(crate) fn in_loop(path: impl Into<PathBuf>, ancestor: PathBuf) -> Error {
+        let cause = io::Error::other(format!(
+            "the same directory as {} (not descended into)",
+            ancestor.display()
+        ));
+        Error {
+            ancestor: Some(ancestor),
+            ..Error::new(path, Op::Loop, cause)
+        }
+    }
+
+    /// With [`Op::Loop`]: the ancestor of [`path`](Self::path) that it is
+    /// the same directory as (same device and inode), as walkdir's
+    /// `loop_ancestor`; `None` for every other error.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink(".", dir.path().join("self"))?;
+    /// let walk = traverse::WalkBuilder::new().follow_links(true).build();
+    /// let mut found = None;
+    /// walk.run_with(dir.path(), |event| {
+    ///     if let traverse::Event::Error(e) = event {
+    ///         found = e.loop_ancestor().map(|a| (e.path().to_owned(), a.to_owned()));
+    ///     }
+    /// });
+    /// assert_eq!(found, Some((dir.path().join("self"), dir.path().to_owned())));
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn loop_ancestor(&self) -> Option<&Path> {
+        self.ancestor.as_deref()
+    }
+
+    /// The error, met at `depth` of a walk.
+    ///
+    /// ```
+    /// use traverse::{Error, Op};
+    /// let err = Error::new("/x", Op::Stat, std::io::Error::from_raw_os_error(libc::ENOENT));
+    /// assert_eq!(err.with_depth(3).depth(), Some(3));
+    /// ```
+    #[must_use = "the error with its depth is returned, not changed in place"]
+    pub fn with_depth(self, depth: usize) -> Error {
+        Error {
+            depth: Some(depth),
+            ..self
+        }
+    }
+
+    /// The depth of the walk the error was met at (walkdir's
+    /// `Error::depth`): a directory's open or read fails at the directory's
+    /// depth (the root is 0), an entry's stat at the entry's; `None` for an
+    /// error made with [`new`](Self::new) alone.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let mut depths = Vec::new();
+    /// WalkBuilder::new().build().run_with("/nonexistent/x".as_ref(), |event| {
+    ///     if let Event::Error(e) = event {
+    ///         depths.push(e.depth());
+    ///     }
+    /// });
+    /// assert_eq!(depths, [Some(0)]);
+    /// ```
+    pub fn depth(&self) -> Option<usize> {
+        self.depth
     }
 
     /// The path that failed.

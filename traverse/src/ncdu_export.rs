@@ -80,7 +80,9 @@ pub(crate) fn ncdu_entry(out: &mut Vec<u8>, name: &[u8], st: &Stat, other_fs: bo
     out.push(b'}');
 }
 
-/// `"name":...,"asize":...,"dsize":...,"ino":...` (and `"dev"`).
+/// `"name":...,"asize":...,"dsize":...,"ino":...` (and `"dev"`), and
+/// `"mtime"` where the stat gave one (ncdu's extended field, which the
+/// browser sorts by).
 fn ncdu_fields(out: &mut Vec<u8>, name: &[u8], st: &Stat, with_dev: bool) {
     out.extend_from_slice(b"\"name\":");
     json_str(out, name);
@@ -93,6 +95,10 @@ fn ncdu_fields(out: &mut Vec<u8>, name: &[u8], st: &Stat, with_dev: bool) {
     if with_dev {
         out.extend_from_slice(b",\"dev\":");
         push_number(out, st.dev);
+    }
+    if st.mtime.sec > 0 {
+        out.extend_from_slice(b",\"mtime\":");
+        push_number(out, st.mtime.sec);
     }
 }
 

@@ -49,7 +49,8 @@ impl Drop for NcduDir {
 /// ```
 /// use traverse::NcduEntry;
 /// let e = NcduEntry { name: b"f".to_vec(), size: 5, disk_bytes: 4096, ino: 7,
-///                     not_regular: false, other_fs: false, nlink: None };
+///                     not_regular: false, other_fs: false, nlink: None,
+///                     mtime: None };
 /// assert_eq!((e.totals().files, e.totals().bytes), (1, 5));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -68,6 +69,8 @@ pub struct NcduEntry {
     pub other_fs: bool,
     /// The link count of a hard-linked inode; `None` for one link.
     pub nlink: Option<u64>,
+    /// Modification time, seconds since the epoch, when the stat gave it.
+    pub mtime: Option<u64>,
 }
 
 impl NcduEntry {
@@ -130,6 +133,7 @@ impl NcduEntries<'_> {
             (b"dsize", Value::Num(n)) => e.disk_bytes = n,
             (b"ino", Value::Num(n)) => e.ino = n,
             (b"nlink", Value::Num(n)) => e.nlink = Some(n),
+            (b"mtime", Value::Num(n)) => e.mtime = Some(n),
             (b"notreg", Value::True) => e.not_regular = true,
             (b"excluded", _) => e.other_fs = true,
             _ => {}
@@ -198,6 +202,24 @@ impl NcduDir {
             _ => {}
         });
         dev.zip(ino)
+    }
+
+    /// The directory's modification time (seconds since the epoch), when
+    /// its stat gave one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(traverse::NcduDir::default().mtime(), None);
+    /// ```
+    pub fn mtime(&self) -> Option<u64> {
+        let mut mtime = None;
+        self.fields(|key, value| {
+            if let (b"mtime", Value::Num(n)) = (key, value) {
+                mtime = Some(n);
+            }
+        });
+        mtime
     }
 
     fn fields(&self, f: impl FnMut(&[u8], Value)) {

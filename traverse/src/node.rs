@@ -19,7 +19,7 @@ use io_uring_getdents::dirent::DirentIter;
 use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
 
-pub(crate) use open::{Cursor, FdBudget, OpenFailed};
+pub(crate) use open::{Cursor, FdBudget, OpenFailed, Opener};
 
 /// A directory of the tree: queued, being read, or a parent of queued ones.
 #[derive(Debug)]

@@ -108,6 +108,10 @@ impl Stat {
         self.mount_root != Some(false)
     }
 
+    pub fn is_symlink(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFLNK
+    }
+
     pub fn is_dir(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFDIR
     }
@@ -208,6 +212,53 @@ pub(crate) fn fstatx(fd: BorrowedFd<'_>, mask: u32) -> io::Result<Stat> {
 /// children.
 pub(crate) fn open_dir(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<OwnedFd> {
     syscall::open_dir_at(dir, name)
+}
+
+/// `statx` of `name` relative to `dir` (or the working directory),
+/// following a symlink (a walk that follows links,
+/// [`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)).
+pub(crate) fn statx_follow(
+    dir: Option<BorrowedFd<'_>>,
+    name: &CStr,
+    mask: u32,
+) -> io::Result<Stat> {
+    let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+    let mut out = MaybeUninit::<libc::statx>::uninit();
+    // SAFETY: `name` is NUL-terminated and lives through the call; `out` is
+    // writable memory of the size the kernel fills; `dirfd` is AT_FDCWD or
+    // a descriptor kept open by the borrow.
+    let ret = unsafe {
+        libc::statx(
+            dirfd,
+            name.as_ptr(),
+            libc::AT_NO_AUTOMOUNT,
+            mask,
+            out.as_mut_ptr(),
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a successful statx wrote the whole struct.
+    Ok(Stat::from_statx(unsafe { &out.assume_init() }))
+}
+
+/// Opens the directory `name` relative to `dir` (or the working
+/// directory) like [`open_dir`], but through a symlink: for a walk that
+/// follows links.
+pub(crate) fn open_dir_follow(dir: Option<BorrowedFd<'_>>, name: &CStr) -> io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let dirfd = dir.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    // SAFETY: `name` is a NUL-terminated string that lives through the
+    // call; `dirfd` is AT_FDCWD or a descriptor kept open by the borrow.
+    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a successful openat returns a new descriptor that nothing
+    // else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// The soft limit on open files (`ulimit -n`).

@@ -1,7 +1,9 @@
 //! Counts and sizes, and the per-thread accumulator that builds them.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 use std::ops::AddAssign;
@@ -46,6 +48,11 @@ pub struct Totals {
     pub bytes: u128,
     /// Disk usage: `st_blocks * 512` (`du -sB1`), 128 bits like `bytes`.
     pub disk_bytes: u128,
+    /// The part of `bytes` that is the `st_size` of directories. GNU du
+    /// counts apparent sizes of regular files and symlinks only since
+    /// coreutils 9.2, so `bytes - dir_bytes` is what `du -sb` prints there
+    /// (`bytes` what it printed before, and what `find -printf %s` sums).
+    pub dir_bytes: u128,
     /// Entries or directories that could not be read.
     pub errors: u64,
 }
@@ -58,6 +65,7 @@ impl AddAssign for Totals {
         self.other += rhs.other;
         self.bytes += rhs.bytes;
         self.disk_bytes += rhs.disk_bytes;
+        self.dir_bytes += rhs.dir_bytes;
         self.errors += rhs.errors;
     }
 }
@@ -93,6 +101,9 @@ impl Totals {
     pub(crate) fn add_stat(&mut self, st: &Stat) {
         self.add_kind(st.mode);
         self.add_sizes(st.size, st.blocks);
+        if st.is_dir() {
+            self.dir_bytes += u128::from(st.size);
+        }
     }
 }
 
@@ -140,6 +151,9 @@ impl Accumulator {
             self.links.insert(st.id(), (st.size, st.blocks));
         } else {
             self.totals.add_sizes(st.size, st.blocks);
+            if st.is_dir() {
+                self.totals.dir_bytes += u128::from(st.size);
+            }
         }
     }
 
@@ -209,8 +223,69 @@ mod tests {
     }
 }
 
-/// Counts of what the walk has seen so far, for a progress display. They
-/// are updated once per directory, so reading them costs the walk nothing.
+/// What a worker counted in the directory it reads, published to
+/// [`Progress`] when it leaves it and every 1 024 entries meanwhile (a
+/// directory of millions of entries shows its count moving).
+#[derive(Debug)]
+pub(crate) struct DirProgress {
+    pub seen: u64,
+    published: u64,
+    /// The worker's byte total when last published.
+    bytes_before: u128,
+    /// The walk's: a display may ask for the path of the current directory.
+    pub progress: Arc<Progress>,
+}
+
+impl DirProgress {
+    pub fn new(progress: Arc<Progress>) -> DirProgress {
+        DirProgress {
+            seen: 0,
+            published: 0,
+            bytes_before: 0,
+            progress,
+        }
+    }
+
+    /// A new directory, the worker's byte total at `bytes`.
+    pub fn start(&mut self, bytes: u128) {
+        (self.seen, self.published, self.bytes_before) = (0, 0, bytes);
+    }
+
+    /// One more entry, the worker's byte total at `bytes`; whether the
+    /// counts were just published and a display waits for the path.
+    pub fn count(&mut self, bytes: u128) -> bool {
+        self.seen += 1;
+        if !self.seen.is_multiple_of(1024) {
+            return false;
+        }
+        let progress = Arc::clone(&self.progress);
+        self.publish(&progress, bytes);
+        progress.wants_path()
+    }
+
+    /// Records `path` (bytes) as the directory being read.
+    pub fn tell(&self, path: &[u8]) {
+        use std::os::unix::ffi::OsStrExt;
+        self.progress
+            .set_path(Path::new(std::ffi::OsStr::from_bytes(path)));
+    }
+
+    /// Adds what was counted since the last time to `progress`.
+    pub fn publish(&mut self, progress: &Progress, bytes: u128) {
+        let new = bytes - self.bytes_before;
+        progress.add(
+            self.seen - self.published,
+            u64::try_from(new).unwrap_or(u64::MAX),
+        );
+        self.published = self.seen;
+        self.bytes_before = bytes;
+    }
+}
+
+/// Counts of what the walk has seen so far, for a progress display, and
+/// the directory being read. The counts are updated once per directory
+/// (and every 1 024 entries inside a large one), so reading them costs
+/// the walk nothing.
 ///
 /// ```
 /// let walk = traverse::WalkBuilder::new().build();
@@ -221,6 +296,9 @@ mod tests {
 pub struct Progress {
     entries: AtomicU64,
     bytes: AtomicU64,
+    /// Whether a display asked for the path of the next directory entered.
+    want_path: AtomicBool,
+    path: Mutex<Option<PathBuf>>,
 }
 
 impl Progress {
@@ -234,10 +312,34 @@ impl Progress {
         self.bytes.load(Ordering::Relaxed)
     }
 
+    /// A directory the walk entered lately (`None` before the first), and
+    /// a request for a newer one: the next directory a worker enters
+    /// records its path, one path built per call rather than one per
+    /// directory.
+    ///
+    /// ```
+    /// let walk = traverse::WalkBuilder::new().build();
+    /// assert_eq!(walk.progress().path(), None);
+    /// ```
+    pub fn path(&self) -> Option<PathBuf> {
+        self.want_path.store(true, Ordering::Relaxed);
+        self.path.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether a display waits for a path (and from now on, no longer).
+    pub(crate) fn wants_path(&self) -> bool {
+        self.want_path.load(Ordering::Relaxed) && self.want_path.swap(false, Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_path(&self, path: &Path) {
+        *self.path.lock().unwrap_or_else(|p| p.into_inner()) = Some(path.to_owned());
+    }
+
     /// Back to zero, for a new run.
     pub(crate) fn reset(&self) {
         self.entries.store(0, Ordering::Relaxed);
         self.bytes.store(0, Ordering::Relaxed);
+        *self.path.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     pub(crate) fn add(&self, entries: u64, bytes: u64) {

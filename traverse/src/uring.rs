@@ -56,6 +56,7 @@ use crate::visit::VisitorBuilder;
 // The pool of walkers, and the walker's parts, each an `impl Walker` of
 // its own; all share this module's types and imports (`use super::*`).
 mod interrupt;
+mod plus;
 mod pool;
 mod read;
 mod ring;

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::ffi::CString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,10 +19,13 @@ use crate::error::{Error, Op};
 use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
 use crate::spare::Spares;
+use crate::sys::Stat;
 use crate::sys::{self, FileId};
 use crate::tally::Tally;
 use crate::totals::{Accumulator, Progress, Totals};
-use crate::visit::{Closure, Entry, Event, Ignore, VisitorBuilder};
+use crate::visit::{Closure, Entry, Event, Ignore, Visitor, VisitorBuilder};
+
+mod at;
 
 /// The result of walking one root.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,11 +119,16 @@ impl Walk {
     /// assert_eq!(first.totals.dirs, again.totals.dirs);
     /// ```
     pub fn run(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
+        self.forget();
+        self.run_next(root, visitors)
+    }
+
+    /// Forgets what earlier runs counted.
+    fn forget(&self) {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         *self.mount_names.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         self.progress.reset();
-        self.run_next(root, visitors)
     }
 
     /// Walks `root` as the next of several roots, like [`run`](Walk::run)
@@ -145,7 +153,7 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn run_next(&self, root: &Path, visitors: &dyn VisitorBuilder) -> Summary {
-        self.next(root, visitors, None)
+        self.next(None, root, visitors, None)
     }
 
     /// Walks `root` like [`run_next`](Self::run_next) (keeping what the
@@ -190,25 +198,27 @@ impl Walk {
         visitors: &dyn VisitorBuilder,
         dirs: Arc<dyn DirVisitor>,
     ) -> Summary {
-        self.next(root, visitors, Some(dirs))
+        self.next(None, root, visitors, Some(dirs))
     }
 
-    /// [`run_next`](Self::run_next), with a breakdown when `dirs` is given.
+    /// [`run_next`](Self::run_next), with a breakdown when `dirs` is given,
+    /// from the directory open as `at` (named `root`) when given.
     fn next(
         &self,
+        at: Option<BorrowedFd<'_>>,
         root: &Path,
         visitors: &dyn VisitorBuilder,
         dirs: Option<Arc<dyn DirVisitor>>,
     ) -> Summary {
         if !in_async_runtime() {
-            return self.walk_root(root, visitors, dirs);
+            return self.walk_root(at, root, visitors, dirs);
         }
         // Inside an async runtime: the tokio engine starts a runtime of its
         // own, which tokio refuses on a thread that already runs one.
         std::thread::scope(|scope| {
             let thread = std::thread::Builder::new()
                 .name("traverse-walk".into())
-                .spawn_scoped(scope, || self.walk_root(root, visitors, dirs));
+                .spawn_scoped(scope, || self.walk_root(at, root, visitors, dirs));
             match thread {
                 Ok(thread) => thread
                     .join()
@@ -261,6 +271,7 @@ impl Walk {
 
     fn walk_root(
         &self,
+        at: Option<BorrowedFd<'_>>,
         root: &Path,
         visitors: &dyn VisitorBuilder,
         dirs: Option<Arc<dyn DirVisitor>>,
@@ -274,7 +285,7 @@ impl Walk {
                     std::io::ErrorKind::InvalidInput,
                     "the path contains a NUL byte",
                 );
-                visitor.error(Error::new(root, Op::Stat, cause));
+                visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));
                 acc.totals.errors += 1;
                 return self.finish(acc);
             }
@@ -283,29 +294,56 @@ impl Walk {
         // the whole walk: every later open is relative to it, so a rename
         // of PATH (or of a directory above it) during the walk cannot lead
         // the walk into another tree.
-        let (opened, st) = match sys::open_dir(None, &croot) {
+        // From an open directory: a new open of its `.` (own offset).
+        let (at, croot_or_dot) = match at {
+            Some(fd) => (Some(fd), c"."),
+            None => (None, croot.as_c_str()),
+        };
+        // With `follow_root_links`, through a symlink.
+        let follow = self.config.follow_root_links;
+        let open = if follow {
+            sys::open_dir_follow(at, croot_or_dot)
+        } else {
+            sys::open_dir(at, croot_or_dot)
+        };
+        let stat_by_name = || {
+            let mask = self.config.statx_mask();
+            if follow {
+                sys::statx_follow(at, croot_or_dot, mask)
+            } else {
+                sys::statx(at, croot_or_dot, mask)
+            }
+        };
+        let (opened, st) = match open {
             Ok(fd) => match sys::fstatx(fd.as_fd(), self.config.statx_mask()) {
                 Ok(st) => (Ok(fd), st),
                 Err(cause) => {
-                    visitor.error(Error::new(root, Op::Stat, cause));
+                    visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));
                     acc.totals.errors += 1;
                     return self.finish(acc);
                 }
             },
             // Why: a stat by name tells a missing PATH, a file or a
             // symlink from a directory that cannot be opened.
-            Err(cause) => match sys::statx(None, &croot, self.config.statx_mask()) {
+            Err(cause) => match stat_by_name() {
                 Ok(st) => (Err(cause), st),
                 Err(cause) => {
-                    visitor.error(Error::new(root, Op::Stat, cause));
+                    visitor.error(Error::new(root, Op::Stat, cause).with_depth(0));
                     acc.totals.errors += 1;
                     return self.finish(acc);
                 }
             },
         };
         if !st.is_dir() {
-            visitor.error(Error::new(root, Op::Open, not_a_directory(st.mode)));
-            acc.totals.errors += 1;
+            // A file, or a symbolic link (not followed): the walk's one
+            // entry, as walkdir yields it and du counts it.
+            if self.config.counts_types_only() {
+                acc.add_type(FileType::from_mode(st.mode).d_type());
+            } else {
+                acc.add(&st);
+            }
+            self.list_root(&mut *visitor, root, &st);
+            self.progress.add(1, st.size);
             return self.finish(acc);
         }
         let counted_before = self
@@ -329,17 +367,14 @@ impl Walk {
         } else {
             acc.add(&st);
         }
-        if self.config.list {
-            let meta = Some(&st).filter(|_| self.config.list_metadata);
-            visitor.visit_entry(&Entry::new(root, FileType::Directory, 0).with_stat(meta));
-        }
+        self.list_root(&mut *visitor, root, &st);
         self.progress.add(1, st.size);
         let fd = match opened {
             Ok(fd) => fd,
             Err(cause) => {
                 // A directory that cannot be opened (no permission): counted,
                 // as du counts it, and reported.
-                visitor.error(Error::new(root, Op::Open, cause));
+                visitor.error(Error::new(root, Op::Open, cause).with_depth(0));
                 acc.totals.errors += 1;
                 return self.finish(acc);
             }
@@ -384,6 +419,15 @@ impl Walk {
         self.finish(acc)
     }
 
+    /// Lists the root, in a listing from depth 0.
+    fn list_root(&self, visitor: &mut dyn Visitor, root: &Path, st: &Stat) {
+        if self.config.list && self.config.min_depth == 0 {
+            let meta = Some(st).filter(|_| self.config.list_metadata);
+            let file_type = FileType::from_mode(st.mode);
+            visitor.visit_entry(&Entry::new(root, file_type, 0).with_stat(meta));
+        }
+    }
+
     fn finish(&self, mut acc: Accumulator) -> Summary {
         if !acc.dirs.is_empty() {
             let mut dirs_seen = self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner());
@@ -408,17 +452,4 @@ fn in_async_runtime() -> bool {
     return tokio::runtime::Handle::try_current().is_ok();
     #[cfg(not(feature = "reference-engines"))]
     false
-}
-
-/// Why a root of this `st_mode` cannot be walked; for a symlink, how to
-/// walk its target.
-fn not_a_directory(mode: u32) -> std::io::Error {
-    if mode & libc::S_IFMT == libc::S_IFLNK {
-        std::io::Error::new(
-            std::io::ErrorKind::NotADirectory,
-            "Not a directory: a symbolic link, not followed (add a trailing / to follow it)",
-        )
-    } else {
-        std::io::Error::from_raw_os_error(libc::ENOTDIR)
-    }
 }

@@ -38,12 +38,10 @@ fn usage_errors_exit_2_with_a_message() {
     let env = TestEnv::new();
     let d = env.root().as_os_str();
     let cases: Vec<(Vec<&OsStr>, &str)> = vec![
-        (vec![], "PATH"),
         (vec![OsStr::new("--bogus"), d], "--bogus"),
         (vec![OsStr::new("--engine"), OsStr::new("fast"), d], "fast"),
         (vec![OsStr::new("-j"), OsStr::new("0"), d], "0"),
         (vec![OsStr::new("-j"), OsStr::new("many"), d], "many"),
-        (vec![OsStr::new("-0"), d], "--list"),
         (
             vec![OsStr::new("--json"), OsStr::new("--list"), d],
             "--list",
@@ -96,16 +94,17 @@ fn missing_path_is_a_runtime_error() {
     );
 }
 
-/// The one stderr line traverse gives for a PATH that is not a directory.
-fn not_a_directory_line(path: &Path, cause: &str) -> String {
-    format!(
-        "traverse: {}: cannot open directory: {cause}",
-        path.display()
-    )
+/// `du -sb PATH`'s byte count, the reference for a PATH that is not a
+/// directory.
+fn du_bytes(path: &Path) -> u128 {
+    let du = Command::new("du").arg("-sb").arg(path).output().unwrap();
+    assert!(du.status.success(), "du -sb {}", path.display());
+    let text = String::from_utf8(du.stdout).unwrap();
+    text.split_whitespace().next().unwrap().parse().unwrap()
 }
 
 #[test]
-fn a_path_that_is_not_a_directory_is_an_error_and_the_others_are_walked() {
+fn a_path_that_is_not_a_directory_is_counted_as_du_counts_it() {
     let env = TestEnv::new();
     let file = env.file("f", 1234);
     let a = env.mkdir("a");
@@ -113,42 +112,34 @@ fn a_path_that_is_not_a_directory_is_an_error_and_the_others_are_walked() {
     let b = env.mkdir("b");
     env.file("b/y", 5);
     let dev_null = Path::new("/dev/null");
-    let enotdir = "Not a directory (os error 20)";
-    // The reference agrees that these are no directories to walk.
-    let find = Command::new("find").arg(file.join("")).output().unwrap();
-    assert!(String::from_utf8_lossy(&find.stderr).contains("Not a directory"));
     let (want_a, want_b) = (reference(&a, false, false), reference(&b, false, false));
     for engine in ENGINES {
-        for (path, cause) in [(&*file, enotdir), (dev_null, enotdir)] {
+        for (path, files, other) in [(&*file, 1, 0), (dev_null, 0, 1)] {
             let (code, stdout, stderr) = json_with_engine(engine, &[path]);
-            assert_eq!(code, Some(1), "{engine} {path:?}: {stderr}");
-            assert_eq!(stderr, not_a_directory_line(path, cause) + "\n");
+            assert_eq!(code, Some(0), "{engine} {path:?}: {stderr}");
+            assert_eq!(stderr, "");
             let (_, t) = parse_json(stdout.trim_end());
             assert_eq!(
-                t,
-                Totals {
-                    errors: 1,
-                    ..Totals::default()
-                },
-                "{engine} {path:?}: nothing counted"
+                (t.files, t.dirs, t.other),
+                (files, 0, other),
+                "{engine} {path:?}"
             );
+            assert_eq!(t.bytes, du_bytes(path), "{engine} {path:?}");
         }
-        // Among other PATHs: reported, and the others are walked in full.
+        // Among other PATHs: each counted in its own line and the total.
         let (code, stdout, stderr) = json_with_engine(engine, &[&a, &file, &b]);
-        assert_eq!(code, Some(1), "{engine}: {stderr}");
-        assert_eq!(stderr, not_a_directory_line(&file, enotdir) + "\n");
+        assert_eq!(code, Some(0), "{engine}: {stderr}");
         let lines: Vec<Totals> = stdout.lines().map(|l| parse_json(l).1).collect();
         assert_eq!(lines.len(), 4, "{engine}: {stdout}");
         assert_eq!(lines[0], want_a, "{engine}");
-        assert_eq!(lines[1].errors, 1, "{engine}");
+        assert_eq!((lines[1].files, lines[1].bytes), (1, 1234), "{engine}");
         assert_eq!(lines[2], want_b, "{engine}");
-        assert_eq!(lines[3].files, want_a.files + want_b.files, "{engine}");
-        assert_eq!(lines[3].errors, 1, "{engine}");
+        assert_eq!(lines[3].files, want_a.files + want_b.files + 1, "{engine}");
     }
 }
 
 #[test]
-fn a_symlink_path_is_not_followed_unless_it_ends_with_a_slash() {
+fn a_symlink_path_is_counted_as_the_link_unless_it_ends_with_a_slash() {
     let env = TestEnv::new();
     let dir = env.mkdir("d");
     env.file("d/inner", 99);
@@ -158,13 +149,17 @@ fn a_symlink_path_is_not_followed_unless_it_ends_with_a_slash() {
     symlink(&dir, &link).unwrap();
     let dangling = env.root().join("dangling");
     symlink("nowhere", &dangling).unwrap();
-    let cause = "Not a directory: a symbolic link, not followed (add a trailing / to follow it)";
     for engine in ENGINES {
         for path in [&link, &dangling] {
             let (code, stdout, stderr) = json_with_engine(engine, &[path]);
-            assert_eq!(code, Some(1), "{engine} {path:?}: {stderr}");
-            assert_eq!(stderr, not_a_directory_line(path, cause) + "\n");
-            assert_eq!(parse_json(stdout.trim_end()).1.errors, 1);
+            assert_eq!(code, Some(0), "{engine} {path:?}: {stderr}");
+            let (_, t) = parse_json(stdout.trim_end());
+            assert_eq!(
+                (t.symlinks, t.files, t.dirs),
+                (1, 0, 0),
+                "{engine} {path:?}"
+            );
+            assert_eq!(t.bytes, du_bytes(path), "{engine} {path:?}");
         }
     }
     // `link/`: the kernel follows the symlink, as for `find link/` and

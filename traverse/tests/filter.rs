@@ -83,6 +83,7 @@ fn reference(root: &Path, filter: bool, max_depth: Option<usize>) -> Found {
         let ft = meta.file_type();
         if ft.is_dir() {
             t.dirs += 1;
+            t.dir_bytes += u128::from(meta.len());
         } else if ft.is_file() {
             t.files += 1;
         } else if ft.is_symlink() {

@@ -41,6 +41,13 @@ fn picture(env: &TestEnv, args: &[&str]) -> String {
         let out = Command::new(bin())
             .current_dir(env.root())
             .args(["--engine", engine, "--tree"])
+            // The pictures below are drawn with apparent sizes; disk
+            // usage, the default, when asked.
+            .args(if args.contains(&"--disk-usage") {
+                &[][..]
+            } else {
+                &["--apparent-size"][..]
+            })
             .args(args)
             .arg("t")
             .env_remove("COLUMNS")
@@ -76,7 +83,7 @@ fn the_tree_at_width_40() {
     // COLUMNS when there is no --width.
     let out = Command::new(bin())
         .current_dir(env.root())
-        .args(["--tree", "t"])
+        .args(["--tree", "--apparent-size", "t"])
         .env("COLUMNS", "40")
         .output()
         .unwrap();
@@ -176,7 +183,10 @@ fn colours_on_a_terminal_unless_no_color() {
         let mut cmd = Command::new("script");
         cmd.current_dir(env.root())
             .args(["-qec"])
-            .arg(format!("{} --tree --width 40 t", bin().display()))
+            .arg(format!(
+                "{} --tree --apparent-size --width 40 t",
+                bin().display()
+            ))
             .arg("/dev/null");
         match no_color {
             Some(v) => cmd.env("NO_COLOR", v),

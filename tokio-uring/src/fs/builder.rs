@@ -282,6 +282,11 @@ impl DirBuilder {
         self
     }
 
+    /// Whether [`nofollow`](DirBuilder::nofollow) is set.
+    pub(crate) fn refuses_links(&self) -> bool {
+        self.nofollow
+    }
+
     /// [`entry_metadata`](DirBuilder::entry_metadata) where readdirplus
     /// brings it, nothing elsewhere.
     #[must_use = "a setter returns the changed builder, which does nothing until it opens a directory"]

@@ -10,9 +10,13 @@ use std::rc::Rc;
 use futures_util::stream::FuturesUnordered;
 
 use super::entry::DirName;
+use super::ignore::IgnoreRules;
 use super::node::Node;
+use super::ordered::{self, Ordered};
 use super::{bridge, ring, Done, Job, Walk, WalkEntry, WalkReceiver};
 use crate::fs::DirBuilder;
+
+mod order;
 
 /// What the walk does with an entry after the filter has seen it.
 /// Non-exhaustive: more ways to treat an entry may come.
@@ -29,7 +33,8 @@ pub enum Visit {
     Skip,
 }
 
-pub(super) type FilterFn = Box<dyn FnMut(&WalkEntry) -> Visit + Send>;
+pub(super) type FilterFn = Box<dyn Fn(&WalkEntry) -> Visit + Send + Sync>;
+pub(super) type SortFn = Box<dyn Fn(&WalkEntry, &WalkEntry) -> std::cmp::Ordering + Send + Sync>;
 
 /// The settings of a walk.
 ///
@@ -63,8 +68,14 @@ pub struct WalkBuilder {
     max_open: usize,
     concurrency: usize,
     max_depth: usize,
+    min_depth: usize,
     mask: Option<u32>,
     filter: Option<FilterFn>,
+    follow_links: bool,
+    follow_root_links: bool,
+    contents_first: bool,
+    sort: Option<SortFn>,
+    ignore: Option<IgnoreRules>,
 }
 
 /// The default of [`WalkBuilder::max_open`], or half the soft
@@ -102,8 +113,14 @@ impl WalkBuilder {
             max_open: default_max_open(),
             concurrency: DEFAULT_CONCURRENCY,
             max_depth: usize::MAX,
+            min_depth: 0,
             mask: None,
             filter: None,
+            follow_links: false,
+            follow_root_links: true,
+            contents_first: false,
+            sort: None,
+            ignore: None,
         }
     }
 
@@ -136,10 +153,12 @@ impl WalkBuilder {
     }
 
     /// Entries deeper than `depth` are not yielded (the root is depth 0,
-    /// its entries depth 1); directories at `depth` are not opened.
+    /// its entries depth 1); directories at `depth` are not opened. Never
+    /// below [`min_depth`](Self::min_depth), as in walkdir: the later of
+    /// the two settings wins.
     #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn max_depth(mut self, depth: usize) -> WalkBuilder {
-        self.max_depth = depth;
+        self.max_depth = depth.max(self.min_depth);
         self
     }
 
@@ -157,15 +176,18 @@ impl WalkBuilder {
 
     /// Called on each entry before it is yielded, one call at a time, in
     /// the order entries are yielded; [`Visit::Skip`] on a directory prunes
-    /// its subtree. `Send` because it may run on another thread: with
+    /// its subtree. `Send + Sync` because it may run on another thread
+    /// (and so that the builder is `Send + Sync`, as walkdir's is): with
     /// [`spawn`](Self::spawn), the walk's; on kernels without GETDENTS,
-    /// the blocking threads that read the directories (the root's call
-    /// excepted), so that a directory is never opened before the filter
-    /// has seen it. A panic in it comes out of the stream's next poll.
+    /// and in a walk in order, the blocking threads that read the
+    /// directories (the root's call excepted), so that a directory is never
+    /// opened before the filter has seen it. State it keeps goes in a
+    /// `Mutex` or an atomic. A panic in it comes out of the stream's next
+    /// poll (or, in a walk in order, ends the walk).
     #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn filter(
         mut self,
-        filter: impl FnMut(&WalkEntry) -> Visit + Send + 'static,
+        filter: impl Fn(&WalkEntry) -> Visit + Send + Sync + 'static,
     ) -> WalkBuilder {
         self.filter = Some(Box::new(filter));
         self
@@ -174,6 +196,10 @@ impl WalkBuilder {
     /// The walk, for a tokio-uring runtime. Nothing is opened before it is
     /// first polled.
     pub fn build(self) -> Walk {
+        if self.follow_links || self.contents_first || self.sort.is_some() || self.ignore.is_some()
+        {
+            return self.build_ordered();
+        }
         let concurrency = self.concurrency.min((self.max_open / 4).max(1));
         // The root's descriptor and two per directory in progress (a
         // reopened ancestor and the child) are reserved; the rest keeps
@@ -182,8 +208,9 @@ impl WalkBuilder {
         let root = Node::new(None, DirName::root(&self.root), 0);
         let running: FuturesUnordered<Job> = FuturesUnordered::new();
         let (node, builder, mask) = (Rc::clone(&root), self.dir, self.mask);
+        let follow = self.follow_root_links;
         running.push(Box::pin(async move {
-            let opened = ring::open_root(builder, &node, mask).await;
+            let opened = ring::open_root(builder, &node, mask, follow).await;
             Done::Root(node, opened)
         }));
         Walk {
@@ -192,11 +219,47 @@ impl WalkBuilder {
             fallback: false,
             mask: self.mask,
             max_depth: self.max_depth,
+            min_depth: self.min_depth,
+            ordered: None,
             filter: self.filter,
             concurrency,
             keep,
             kept: Rc::new(Cell::new(0)),
             running,
+            walkers: None,
+            pending: Vec::new(),
+            ready: VecDeque::new(),
+            deferred: None,
+        }
+    }
+
+    /// The walk in order: one blocking thread walks depth first.
+    fn build_ordered(self) -> Walk {
+        let settings = ordered::Settings {
+            root: self.root.clone(),
+            follow_links: self.follow_links,
+            follow_root_links: self.follow_root_links,
+            contents_first: self.contents_first,
+            sort: self.sort,
+            ignore: self.ignore,
+            filter: self.filter,
+            max_depth: self.max_depth,
+            max_open: self.max_open,
+            mask: self.mask,
+        };
+        Walk {
+            root: Node::new(None, DirName::root(&self.root), 0),
+            root_dir: None,
+            fallback: false,
+            mask: self.mask,
+            max_depth: self.max_depth,
+            min_depth: self.min_depth,
+            ordered: Some(Ordered::new(settings)),
+            filter: None,
+            concurrency: 1,
+            keep: 0,
+            kept: Rc::new(Cell::new(0)),
+            running: FuturesUnordered::new(),
             walkers: None,
             pending: Vec::new(),
             ready: VecDeque::new(),
@@ -244,8 +307,14 @@ impl std::fmt::Debug for WalkBuilder {
             .field("max_open", &self.max_open)
             .field("concurrency", &self.concurrency)
             .field("max_depth", &self.max_depth)
+            .field("min_depth", &self.min_depth)
             .field("statx", &self.mask)
             .field("filter", &self.filter.is_some())
+            .field("follow_links", &self.follow_links)
+            .field("follow_root_links", &self.follow_root_links)
+            .field("contents_first", &self.contents_first)
+            .field("sorted", &self.sort.is_some())
+            .field("ignore_rules", &self.ignore)
             .finish_non_exhaustive()
     }
 }

@@ -19,6 +19,9 @@ pub(super) struct DirName {
     /// to be below none of them (0: never looked), so that the look goes
     /// up the chain only as far as the last directory looked at.
     clear: AtomicUsize,
+    /// Device and inode, once opened: a directory whose identity is an
+    /// ancestor's is a loop (a bind mount of the ancestor into itself).
+    id: OnceLock<(u64, u64)>,
 }
 
 impl DirName {
@@ -27,6 +30,7 @@ impl DirName {
             parent: None,
             name: path.as_os_str().to_os_string(),
             clear: AtomicUsize::new(0),
+            id: OnceLock::new(),
         })
     }
 
@@ -35,7 +39,16 @@ impl DirName {
             parent: Some(Arc::clone(parent)),
             name: name.to_os_string(),
             clear: AtomicUsize::new(0),
+            id: OnceLock::new(),
         })
+    }
+
+    /// Records the directory's device and inode, once opened, and returns
+    /// the ancestor that has the same, if any: the walk is in a loop.
+    pub(super) fn opened_as(&self, id: (u64, u64)) -> Option<&DirName> {
+        let _ = self.id.set(id);
+        std::iter::successors(self.parent.as_deref(), |d| d.parent.as_deref())
+            .find(|d| d.id.get() == Some(&id))
     }
 
     pub(super) fn name(&self) -> &OsStr {
@@ -154,6 +167,8 @@ pub struct WalkEntry {
     pub(super) file_type: FileType,
     pub(super) ino: u64,
     pub(super) metadata: Option<Metadata>,
+    /// The path is a symbolic link the walk followed.
+    pub(super) link: bool,
 }
 
 impl WalkEntry {
@@ -173,6 +188,7 @@ impl WalkEntry {
             file_type,
             ino,
             metadata,
+            link: false,
         }
     }
 
@@ -237,6 +253,72 @@ impl WalkEntry {
     pub fn metadata(&self) -> Option<&Metadata> {
         self.metadata.as_ref()
     }
+
+    /// Whether the path is a symbolic link: an entry of type
+    /// [`FileType::Symlink`], or one the walk followed
+    /// ([`follow_links`](super::WalkBuilder::follow_links), or a root given
+    /// as a link), whose [`file_type`](Self::file_type) is its target's
+    /// (walkdir's `path_is_symlink`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::walk::WalkBuilder;
+    ///
+    /// let tmp = std::env::temp_dir().join(format!("is-link-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(tmp.join("d"))?;
+    /// std::os::unix::fs::symlink("d", tmp.join("l"))?;
+    /// tokio_uring::start(async {
+    ///     let mut walk = WalkBuilder::new(tmp.join("l")).build();
+    ///     let root = walk.next().await.unwrap()?;
+    ///     assert!(root.path_is_symlink());
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// std::fs::remove_dir_all(&tmp)?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn path_is_symlink(&self) -> bool {
+        self.link || self.file_type == FileType::Symlink
+    }
+
+    /// The entry's metadata now, on demand: `statx` of its
+    /// [`path`](Self::path) through io_uring, with `mask` (`fs::STATX_*`
+    /// bits), following the link if the walk followed it. For the few
+    /// entries that need it, where [`WalkBuilder::statx`] would stat
+    /// every entry.
+    ///
+    /// [`WalkBuilder::statx`]: super::WalkBuilder::statx
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tokio_uring_getdents::fs::STATX_SIZE;
+    /// use tokio_uring_getdents::walk::WalkBuilder;
+    ///
+    /// tokio_uring::start(async {
+    ///     let mut walk = WalkBuilder::new(env!("CARGO_MANIFEST_DIR")).max_depth(1).build();
+    ///     while let Some(entry) = walk.next().await {
+    ///         let entry = entry?;
+    ///         if entry.file_name() == "Cargo.toml" {
+    ///             assert!(entry.statx(STATX_SIZE).await?.size() > 0);
+    ///         }
+    ///     }
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub async fn statx(&self, mask: u32) -> std::io::Result<Metadata> {
+        if self.link && self.file_type != FileType::Symlink {
+            let path = self.path().to_path_buf();
+            let meta = tokio::task::spawn_blocking(move || {
+                let name = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+                super::ordered::statx_followed(&name, mask)
+                    .map_err(|e| crate::PathError::wrap("stat", path, e))
+            });
+            return meta.await.map_err(std::io::Error::other)?;
+        }
+        crate::fs::statx(self.path(), mask).await
+    }
 }
 
 impl std::fmt::Debug for WalkEntry {
@@ -247,6 +329,7 @@ impl std::fmt::Debug for WalkEntry {
             .field("file_type", &self.file_type)
             .field("ino", &self.ino)
             .field("metadata", &self.metadata)
+            .field("path_is_symlink", &self.path_is_symlink())
             .finish()
     }
 }

@@ -17,7 +17,9 @@
 mod bridge;
 mod builder;
 mod entry;
+mod ignore;
 mod node;
+mod ordered;
 mod ring;
 mod walkers;
 
@@ -37,17 +39,19 @@ use crate::fs::{Backend, Dir, DirHandle, FileType};
 use builder::FilterFn;
 use entry::DirName;
 use node::{child_done, Node};
+use ordered::Ordered;
 use ring::Listing;
 use walkers::{Settings, Walkers};
 
 pub use bridge::WalkReceiver;
 pub use builder::{Visit, WalkBuilder, DEFAULT_CONCURRENCY, DEFAULT_MAX_OPEN};
 pub use entry::WalkEntry;
+pub use ignore::IgnoreRules;
 
 type Job = Pin<Box<dyn Future<Output = Done>>>;
 
 enum Done {
-    Root(Rc<Node>, io::Result<Box<(Dir, WalkEntry)>>),
+    Root(Rc<Node>, io::Result<Box<(Option<Dir>, WalkEntry)>>),
     Read(Rc<Node>, Listing),
 }
 
@@ -68,6 +72,10 @@ pub struct Walk {
     fallback: bool,
     mask: Option<u32>,
     max_depth: usize,
+    min_depth: usize,
+    /// A walk in order (sorted, contents first, following links, ignore
+    /// rules): the rest of the fields are unused.
+    ordered: Option<Ordered>,
     filter: Option<FilterFn>,
     concurrency: usize,
     /// How many parents may be kept open, and how many are.
@@ -120,6 +128,9 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub async fn close(mut self) {
+        // A walk in order stops at its next batch; it holds no io_uring
+        // operation.
+        drop(self.ordered.take());
         if let Some(walkers) = self.walkers.take() {
             walkers.close().await;
         }
@@ -152,7 +163,9 @@ impl Walk {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn skip_current_dir(&mut self) {
-        if let Some(walkers) = &mut self.walkers {
+        if let Some(ordered) = &mut self.ordered {
+            ordered.skip_current_dir();
+        } else if let Some(walkers) = &mut self.walkers {
             walkers.skip_current_dir();
         } else if let Some(node) = self.deferred.take() {
             match &node.parent {
@@ -210,12 +223,20 @@ impl Walk {
         match done {
             Done::Root(node, Ok(opened)) => {
                 let (dir, entry) = *opened;
+                let Some(dir) = dir else {
+                    // A file, or a link not followed: the walk's only entry.
+                    self.ready.push_back((None, Ok(entry)));
+                    return;
+                };
                 self.fallback = dir.backend() == Backend::Fallback;
                 *node.handle.borrow_mut() = Some(dir.handle());
                 self.root_dir = Some(dir);
                 self.ready.push_back((Some(node), Ok(entry)));
             }
-            Done::Root(_, Err(e)) => self.ready.push_back((None, Err(e))),
+            Done::Root(_, Err(mut e)) => {
+                crate::PathError::set_depth(&mut e, 0);
+                self.ready.push_back((None, Err(e)));
+            }
             Done::Read(node, listing) => self.finish_dir(node, listing),
         }
     }
@@ -249,10 +270,11 @@ impl Walk {
             Some(filter) => filter(entry),
             None => Visit::Continue,
         };
-        let is_dir = entry.file_type() == FileType::Directory;
+        // A root given as a link to a directory has the link's type.
+        let is_dir = entry.file_type() == FileType::Directory || entry.depth() == 0;
         let enter = is_dir && visit == Visit::Continue && entry.depth() < self.max_depth;
         let Some(parent) = parent else {
-            return true;
+            return visit != Visit::Skip;
         };
         if entry.depth() == 0 {
             // The root: `parent` is its own node.
@@ -295,6 +317,22 @@ impl Stream for Walk {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
+        loop {
+            let item = match &mut this.ordered {
+                Some(ordered) => ordered.poll_next(cx),
+                None => this.poll_unordered(cx),
+            };
+            match item {
+                Poll::Ready(Some(Ok(e))) if e.depth() < this.min_depth => {}
+                item => return item,
+            }
+        }
+    }
+}
+
+impl Walk {
+    fn poll_unordered(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<WalkEntry>>> {
+        let this = self;
         if let Some(node) = this.deferred.take() {
             this.pending.push(node);
         }

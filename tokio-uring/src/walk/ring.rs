@@ -18,35 +18,69 @@ pub(super) struct Listing {
     pub(super) items: Vec<io::Result<WalkEntry>>,
 }
 
+/// The root: opened if it is a directory (or a link to one, unless
+/// `follow_link` is off), else yielded alone, as walkdir does.
 pub(super) async fn open_root(
     builder: DirBuilder,
     node: &Node,
     mask: Option<u32>,
-) -> io::Result<Box<(Dir, WalkEntry)>> {
+    follow_link: bool,
+) -> io::Result<Box<(Option<Dir>, WalkEntry)>> {
     let path = node.path();
+    let lstat = crate::fs::statx(&path, mask.unwrap_or(0) | STATX_TYPE).await?;
+    let is_link = lstat.file_type() == FileType::Symlink;
+    let alone = |meta: Metadata| {
+        let mut entry = WalkEntry::new(
+            None,
+            Name::new(path.as_os_str()),
+            0,
+            meta.file_type(),
+            meta.ino(),
+            mask.map(|_| meta),
+        );
+        entry.link = is_link;
+        Ok(Box::new((None, entry)))
+    };
+    if (is_link && !follow_link) || (!is_link && lstat.file_type() != FileType::Directory) {
+        return alone(lstat);
+    }
+    let refuses_links = builder.refuses_links();
     // Every directory of the walk inherits this from the root.
     let builder = match mask {
         Some(mask) => builder.entry_metadata_if_plus(mask | STATX_TYPE),
         None => builder,
     };
-    let dir = builder.open(&path).await?;
+    let dir = match builder.open(&path).await {
+        Err(e) if is_link && !refuses_links && e.kind() == io::ErrorKind::NotADirectory => {
+            return alone(lstat);
+        }
+        opened => opened?,
+    };
     let metadata = match mask {
+        Some(_) if is_link => Some(lstat),
         Some(mask) => Some(dir.metadata(mask | STATX_TYPE).await?),
         None => None,
     };
     let ino = match &metadata {
         Some(m) => m.ino(),
+        None if is_link => lstat.ino(),
         None => dir.file_id()?.ino,
     };
-    let entry = WalkEntry::new(
+    let file_type = if is_link {
+        FileType::Symlink
+    } else {
+        FileType::Directory
+    };
+    let mut entry = WalkEntry::new(
         None,
         Name::new(path.as_os_str()),
         0,
-        FileType::Directory,
+        file_type,
         ino,
         metadata,
     );
-    Ok(Box::new((dir, entry)))
+    entry.link = is_link;
+    Ok(Box::new((Some(dir), entry)))
 }
 
 /// Opens `node` relative to its parent, or, if the parent was closed,
@@ -67,22 +101,46 @@ pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -
         Some(dir) => Ok(dir),
         None => open(node).await,
     };
+    let at = |mut e: io::Error, depth: usize| {
+        crate::PathError::set_depth(&mut e, depth);
+        e
+    };
     let mut dir = match dir {
         Ok(dir) => dir,
         Err(e) => {
+            let e = at(e, node.depth);
             return Listing {
                 kept: None,
                 items: vec![Err(e)],
-            }
+            };
         }
     };
+    let id = dir
+        .file_id()
+        .map(|id| node.name.opened_as((id.dev, id.ino)));
+    let looped = match id {
+        Ok(None) => None,
+        Ok(Some(ancestor)) => Some(crate::PathError::walk_loop(
+            node.path(),
+            ancestor.join(None),
+            node.depth,
+        )),
+        Err(e) => Some(at(e, node.depth)),
+    };
+    if let Some(err) = looped {
+        let _ = dir.close().await;
+        return Listing {
+            kept: None,
+            items: vec![Err(err)],
+        };
+    }
     let handle = dir.handle();
     let mut entries: Vec<DirEntry> = Vec::new();
     let mut failure = None;
     while let Some(item) = dir.next().await {
         match item {
             Ok(entry) => entries.push(entry),
-            Err(e) => failure = Some(e),
+            Err(e) => failure = Some(at(e, node.depth)),
         }
     }
     let mut items = Vec::with_capacity(entries.len() + 1);
@@ -114,7 +172,7 @@ pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -
         for (entry, stat) in batch.iter().zip(stats) {
             let (file_type, metadata) = match stat {
                 Some(Err(e)) => {
-                    items.push(Err(e));
+                    items.push(Err(at(e, node.depth + 1)));
                     continue;
                 }
                 Some(Ok(meta)) if entry.file_type() == FileType::Unknown => {
@@ -135,7 +193,7 @@ pub(super) async fn read(node: &Rc<Node>, dir: Option<Dir>, mask: Option<u32>) -
     }
     items.extend(failure.map(Err));
     if let Err(e) = dir.close().await {
-        items.push(Err(e));
+        items.push(Err(at(e, node.depth)));
     }
     Listing {
         kept: Some(handle),

@@ -32,9 +32,9 @@ impl Shared {
         cursor: &mut Cursor,
     ) -> Result<Arc<OwnedFd>, OpenFailed> {
         match counted {
-            Counted::No => dir.open_or_stat(sys::open_dir, &self.budget, cursor),
+            Counted::No => dir.open_or_stat(self.config.opener(), &self.budget, cursor),
             Counted::Yes(_) => dir
-                .open(sys::open_dir, &self.budget, cursor)
+                .open(self.config.opener(), &self.budget, cursor)
                 .map_err(|cause| (cause, None)),
         }
     }
@@ -55,7 +55,10 @@ impl Worker<'_> {
             }
             // Gone, or unreachable: the stat's error is the one du would
             // report.
-            Some(Err(cause)) => self.dir_error(Op::Stat, cause),
+            Some(Err(cause)) => {
+                self.dir_error(Op::Stat, cause);
+                self.leave_out_dir();
+            }
             None => self.dir_error(Op::Open, cause),
         }
     }

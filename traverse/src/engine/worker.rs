@@ -20,8 +20,10 @@ use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode, Ent};
 use crate::sys::{FileId, Stat};
-use crate::totals::{Accumulator, Totals};
+use crate::totals::{Accumulator, DirProgress, Totals};
 use crate::visit::{Entry, Visitor};
+
+mod follow;
 
 /// One worker: its own totals and visitor.
 pub(crate) struct Worker<'v> {
@@ -34,9 +36,7 @@ pub(crate) struct Worker<'v> {
     dir_path: PathCache,
     dir_path_built: bool,
     entry_path: Vec<u8>,
-    /// Entries and bytes of the current directory, for [`Progress`](crate::totals::Progress).
-    seen: u64,
-    bytes_before: u128,
+    seen: DirProgress,
     /// With a breakdown: what was counted in the current directory since
     /// [`enter`](Self::enter), added to its tally when it is left.
     breakdown: Option<Arc<Breakdown>>,
@@ -58,8 +58,7 @@ impl<'v> Worker<'v> {
             dir_path: PathCache::default(),
             dir_path_built: false,
             entry_path: Vec::new(),
-            seen: 0,
-            bytes_before: 0,
+            seen: DirProgress::new(Arc::clone(&shared.progress)),
             breakdown: shared.breakdown.clone(),
             here: Totals::default(),
             here_ncdu: Vec::new(),
@@ -72,8 +71,13 @@ impl<'v> Worker<'v> {
     pub fn enter(&mut self, dir: &Arc<DirNode>) {
         self.dir = Some(Arc::clone(dir));
         self.dir_path_built = false;
-        self.seen = 0;
-        self.bytes_before = self.acc.totals.bytes;
+        self.seen.start(self.acc.totals.bytes);
+        self.seen.progress.wants_path().then(|| self.tell_path());
+    }
+
+    fn tell_path(&mut self) {
+        self.build_dir_path();
+        self.seen.tell(self.dir_path.bytes());
     }
 
     /// Leaves the current directory, read whole by this worker, and ends
@@ -101,10 +105,7 @@ impl<'v> Worker<'v> {
     /// Leaves the current directory: publishes its progress, and with a
     /// breakdown adds what was counted to its tally; returns it.
     fn leave_dir(&mut self, shared: &Shared) -> Option<Arc<DirNode>> {
-        let bytes = self.acc.totals.bytes - self.bytes_before;
-        shared
-            .progress
-            .add(self.seen, u64::try_from(bytes).unwrap_or(u64::MAX));
+        self.seen.publish(&shared.progress, self.acc.totals.bytes);
         if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
             tally.add(&std::mem::take(&mut self.here));
             if let Some(mut tree) = tally.tree() {
@@ -199,7 +200,8 @@ impl<'v> Worker<'v> {
             Path::new(OsStr::from_bytes(self.dir_path.bytes())),
             op,
             cause,
-        );
+        )
+        .with_depth(self.depth());
         self.acc.totals.errors += 1;
         self.here.errors += 1;
         self.here_failed = true;
@@ -212,7 +214,8 @@ impl<'v> Worker<'v> {
         self.entry_path.clear();
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
-        let err = Error::new(Path::new(OsStr::from_bytes(&self.entry_path)), op, cause);
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
+        let err = Error::new(path, op, cause).with_depth(self.depth() + 1);
         self.acc.totals.errors += 1;
         self.here.errors += 1;
         self.visitor.error(err);
@@ -227,7 +230,7 @@ impl<'v> Worker<'v> {
         let gone = cause.raw_os_error() == Some(libc::ENOENT);
         self.entry_error(name, Op::Stat, cause);
         if shared.config.counts_types_only() && !gone && d_type != libc::DT_UNKNOWN {
-            self.seen += 1;
+            self.seen.seen += 1;
             self.acc.add_type(d_type);
             self.list(shared, name, d_type, None, self.depth() + 1);
         }
@@ -240,6 +243,9 @@ impl<'v> Worker<'v> {
 
     /// Hands the entry `name` of the current directory to the visitor.
     fn list(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>, depth: usize) {
+        if depth < shared.config.min_depth {
+            return;
+        }
         self.build_dir_path();
         self.entry_path.clear();
         self.entry_path.extend_from_slice(self.dir_path.bytes());
@@ -286,6 +292,13 @@ impl<'v> Worker<'v> {
         links: Option<&Links>,
         cname: impl FnOnce() -> &'n CStr,
     ) -> Option<Work<B>> {
+        let target;
+        let st = if shared.config.follow_links {
+            target = self.resolve(name, st, shared.config.statx_mask())?;
+            target.as_ref()
+        } else {
+            st
+        };
         if let (Some(links), Some(st)) = (links, st) {
             if st.is_hard_linked() {
                 links.insert(st.id());
@@ -301,7 +314,7 @@ impl<'v> Worker<'v> {
     /// descriptor when opened, see `Reader::read` in the threads engine),
     /// not in [`entry`](Self::entry).
     pub fn count_stat(&mut self, st: &Stat) {
-        self.seen += 1;
+        self.seen.seen += 1;
         if st.is_dir() && self.counted_before.is_some() {
             self.acc.dirs.push(st.id());
         }
@@ -344,8 +357,7 @@ impl<'v> Worker<'v> {
         }
         let same = shared.may_loop(st).then(|| dir.parent()).flatten();
         if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
-            let cause = loop_cause(same);
-            self.dir_error(Op::Loop, cause);
+            self.dir_loop(same);
             return false;
         }
         dir.set_id(st.id());
@@ -359,7 +371,8 @@ impl<'v> Worker<'v> {
     /// as a loop and neither counted nor listed, as `find` does (`du`
     /// leaves it out silently); the walk goes on.
     pub fn entry(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>) -> bool {
-        self.seen += 1;
+        let told = self.seen.count(self.acc.totals.bytes);
+        told.then(|| self.tell_path());
         let depth = self.depth() + 1;
         let reads = shared.reads(depth);
         if st.is_some_and(|st| self.counted_before(st)) {
@@ -367,9 +380,8 @@ impl<'v> Worker<'v> {
         }
         if let Some(st) = st.filter(|st| st.is_dir() && shared.may_loop(st)) {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
-            if let Some(same) = same {
-                let cause = loop_cause(same);
-                self.entry_error(name, Op::Loop, cause);
+            if let Some(ancestor) = same.map(DirNode::path) {
+                self.entry_loop(name, ancestor);
                 return false;
             }
         }
@@ -426,14 +438,6 @@ impl Worker<'_> {
                 .as_ref()
                 .is_some_and(|set| set.contains(&st.id()))
     }
-}
-
-/// Why a directory is not descended into: it is `same`.
-fn loop_cause(same: &DirNode) -> io::Error {
-    io::Error::other(format!(
-        "the same directory as {} (not descended into)",
-        same.path().display()
-    ))
 }
 
 impl Worker<'_> {

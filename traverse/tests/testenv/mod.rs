@@ -599,3 +599,66 @@ impl Drop for Pane {
         self.tmux(&["kill-server"]);
     }
 }
+
+/// Whether the local du counts apparent sizes of directories (coreutils
+/// before 9.2, as Debian 12's 9.1), where traverse follows today's rule:
+/// regular files and symlinks only.
+pub fn du_counts_directory_sizes() -> bool {
+    let out = Command::new("du")
+        .arg("--version")
+        .output()
+        .expect("du --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text
+        .lines()
+        .next()
+        .and_then(|l| l.rsplit(' ').next())
+        .unwrap_or_default();
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) < (9, 2)
+}
+
+/// The `st_size` of every directory in the tree at `path` (`path`
+/// included, symlinks not followed): what coreutils before 9.2 adds to a
+/// directory's apparent size and later versions do not.
+pub fn directory_sizes(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return 0;
+    }
+    let below: u64 = fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| directory_sizes(&e.path()))
+                .sum()
+        })
+        .unwrap_or(0);
+    meta.len() + below
+}
+
+/// du's lines of apparent sizes in bytes (`du -b ...` output) under
+/// today's rule: each directory's line without its directories' sizes,
+/// where the local du still counts them. `dir` is where du ran.
+pub fn apparent_as_today(dir: &Path, du_output: &str) -> String {
+    if !du_counts_directory_sizes() {
+        return du_output.to_owned();
+    }
+    du_output
+        .lines()
+        .map(|line| {
+            let (size, name) = line.split_once('\t').expect("SIZE<TAB>PATH");
+            let size: u64 = size.parse().expect("a size in bytes");
+            let path = dir.join(name);
+            let fixed = if name == "total" && !path.exists() {
+                size
+            } else {
+                size - directory_sizes(&path)
+            };
+            format!("{fixed}\t{name}\n")
+        })
+        .collect()
+}

@@ -201,12 +201,17 @@ impl Walker {
         let open = match opened {
             Ok(open) => open,
             Err(e) => {
-                let err = PathError::wrap("open directory", dir.join(None), e);
+                let err = PathError::wrap_at("open directory", dir.join(None), e, depth);
                 self.items.push(Err(err));
                 self.emit(&dir, depth + 1, &mut Vec::new());
                 return;
             }
         };
+        if let Err(err) = self.check_loop(open.fd(), &dir, depth) {
+            self.items.push(Err(err));
+            self.emit(&dir, depth + 1, &mut Vec::new());
+            return;
+        }
         let subdirs = self.read(open.fd(), &dir, depth);
         if subdirs.is_empty() {
             return;
@@ -221,6 +226,20 @@ impl Walker {
             fd,
             subdirs,
         });
+    }
+
+    /// Records the identity of `dir`, just opened as `fd`; an error if an
+    /// ancestor has the same (a bind mount of it below itself).
+    fn check_loop(&self, fd: BorrowedFd<'_>, dir: &DirName, depth: usize) -> io::Result<()> {
+        let id = dir_id(fd).map_err(|e| PathError::wrap_at("stat", dir.join(None), e, depth))?;
+        match dir.opened_as(id) {
+            Some(ancestor) => Err(PathError::walk_loop(
+                dir.join(None),
+                ancestor.join(None),
+                depth,
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Gives directories to walkers waiting for work, the shallowest first
@@ -304,6 +323,16 @@ impl Walker {
     fn left_out(&self, dir: &DirName) -> bool {
         self.skips_seen > 0 && dir.is_left_out(&self.skipped, self.skips_seen)
     }
+}
+
+/// A directory's device and inode, through its descriptor.
+fn dir_id(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
+    let flags = libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC;
+    let stx = io_uring_getdents::syscall::statx(Some(fd), c"", flags, libc::STATX_INO)?;
+    Ok((
+        libc::makedev(stx.stx_dev_major, stx.stx_dev_minor),
+        stx.stx_ino,
+    ))
 }
 
 /// Opens `target` from its ancestor `anchor` (open as `fd`), name by name,

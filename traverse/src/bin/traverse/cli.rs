@@ -3,25 +3,32 @@
 
 use std::path::PathBuf;
 
+use std::os::unix::ffi::OsStrExt;
+
 use clap::builder::{OsStringValueParser, TypedValueParser};
-use clap::Parser;
+use clap::{ArgMatches, Parser};
 use traverse::{Engine, ParseEngineError, WalkBuilder};
 
-/// Count files, directories and bytes below each PATH, exactly as find and
-/// du do, fast.
+use crate::du::{self, Deref, Du, DuArgs, Exclude};
+
+mod du_opts;
+
+/// Disk usage of each PATH (default: .), as du prints it, fast.
 ///
-/// The first line for each PATH reads "N files, M bytes", then the path;
-/// the second gives directories (PATH included), symlinks, other entries,
-/// disk usage and errors. Sizes are apparent sizes as `du -sb` counts them
-/// (a hard-linked file once); disk bytes as `du -sB1`. Symlinks are never
-/// followed. Errors go to stderr and the walk goes on (exit status 1);
-/// Ctrl-C prints the totals so far, marked partial (exit status 130).
+/// With any of du's options (-s, -h, -a, -d N, -c, -b, -k, -m, -B, -L,
+/// --exclude...), or run as `du` (`traverse du ...`, or a link named du),
+/// every line, message and exit status is GNU du's: "SIZE<TAB>PATH", disk
+/// usage in 1024-byte blocks unless -b, -k, -m, -B, -h or --si say
+/// otherwise; --apparent-size counts regular files and symlinks, as du
+/// does since coreutils 9.2.
 ///
-/// With -d N or --top N, one line per directory instead, "SIZE<TAB>PATH"
-/// as du prints them, from the same parallel walk: SIZE is the apparent
-/// size of the directory's whole subtree (du -b), or its disk usage with
-/// --disk-usage (du -B1). -a, --inodes, -t and -c as in du; --tree draws
-/// the largest subtrees with their shares.
+/// Without them, two lines per PATH: "N files, M bytes on disk", then the
+/// path; then directories (PATH included), symlinks, other entries, the
+/// apparent size (every entry's st_size, a hard-linked file once) and
+/// errors. Symlinks are not followed unless -L/-H. Errors go to stderr and
+/// the walk goes on (exit status 1); Ctrl-C prints the totals so far,
+/// marked partial (exit status 130). --top N and --tree rank directories
+/// by disk usage (by apparent size with --apparent-size or -b).
 #[derive(Debug, Parser)]
 // A repeated option is accepted, the last value winning (`-x -x`, as du
 // takes it), rather than refused. `-h` is du's --human-readable: help is
@@ -30,25 +37,30 @@ use traverse::{Engine, ParseEngineError, WalkBuilder};
     name = "traverse",
     version,
     args_override_self = true,
+    // Long options may be shortened while unambiguous (`--th=1K`), as
+    // getopt takes them.
+    infer_long_args = true,
     disable_help_flag = true,
     after_help = "Examples:\n  \
+                  traverse -sh ~/src                      the disk usage of ~/src, as du -sh\n  \
+                  traverse -d 1 -h ~                      a line per directory below ~, as du -d 1 -h\n  \
+                  traverse du -sh *                       exactly du: lines, messages, exit status\n  \
                   traverse ~/src                          counts and sizes of the tree\n  \
-                  traverse -d 1 -h ~                      a line per directory below ~, sizes as 1.5M\n  \
-                  traverse --top 20 --disk-usage /var     the 20 directories using most disk\n  \
+                  traverse --top 20 /var                  the 20 directories using most disk\n  \
                   traverse -i ~/Downloads                 browse, sort, delete\n  \
                   traverse --export t.json /srv && ncdu -f t.json   browse it in ncdu\n  \
                   traverse --tree ~                       the largest subtrees, with share bars\n  \
                   traverse -a -t 100M -h /srv             files and directories of 100M and more"
 )]
 pub struct Opts {
-    /// Directories to count. A PATH that is not a directory (a file, a
-    /// symlink, which is not followed: write `link/` to walk its target) is
-    /// reported as an error (exit status 1) and the other PATHs are walked.
+    /// Files and directories to count (default: .). With du's output, a
+    /// file gets its line and a symlink is counted as itself (unless -L,
+    /// -H); in the summary, a PATH that is not a directory is an error
+    /// (exit status 1) and the other PATHs are walked.
     // Parsed as OS strings: clap's path parser refuses an empty PATH as a
     // missing value, where the real problem is that no such file exists
     // (reported by the walk, as du reports it).
-    #[arg(value_name = "PATH", required_unless_present_any = ["completions", "man"],
-          value_parser = OsStringValueParser::new().map(PathBuf::from))]
+    #[arg(value_name = "PATH", value_parser = OsStringValueParser::new().map(PathBuf::from))]
     paths: Vec<PathBuf>,
 
     /// One JSON object per PATH, and one for the total (with "path": null)
@@ -61,15 +73,17 @@ pub struct Opts {
     #[arg(long)]
     list: bool,
 
-    /// With --list: end each path with NUL instead of newline.
-    #[arg(short = '0', long = "null", requires = "list")]
+    /// End each line with NUL instead of newline (du -0; with --list,
+    /// each path).
+    #[arg(short = '0', long = "null")]
     null: bool,
 
     /// A line per directory down to depth N below each PATH (PATH is depth
     /// 0), with its whole subtree: children before their parent, siblings
     /// by name. With --json, one object per directory with a "depth" key.
     /// 0: the totals only.
-    #[arg(short = 'd', long, value_name = "N", conflicts_with = "list")]
+    #[arg(short = 'd', long, value_name = "N", conflicts_with = "list",
+          allow_hyphen_values = true, value_parser = parse_depth)]
     max_depth: Option<usize>,
 
     /// The N directories with the largest subtrees, anywhere below each
@@ -79,8 +93,7 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(1..))]
     top: Option<u64>,
 
-    /// Sizes in the lines of -d and --top in powers of 1024, as du -h
-    /// (4.0K, 1.5M, 12G).
+    /// Sizes in powers of 1024, as du -h (4.0K, 1.5M, 12G).
     #[arg(short = 'h', long)]
     human_readable: bool,
 
@@ -98,7 +111,7 @@ pub struct Opts {
     /// SIZE, or above -SIZE when negative (du -t): 1M, 1MB (10^6),
     /// 1MiB, K M G T P E Z Y R Q. Every directory without -d and --top.
     #[arg(short = 't', long, value_name = "SIZE", allow_hyphen_values = true,
-          conflicts_with_all = ["list", "tree"], value_parser = parse_threshold)]
+          conflicts_with_all = ["list", "tree"], value_parser = du::size::threshold)]
     threshold: Option<i64>,
 
     /// A last line with the grand total of all PATHs ("SIZE<TAB>total",
@@ -127,18 +140,19 @@ pub struct Opts {
     #[arg(long, exclusive = true)]
     man: bool,
 
-    /// The lines of -d and --top show apparent sizes (st_size, du -b,
-    /// du --apparent-size): traverse's default.
-    #[arg(long, overrides_with = "disk_usage")]
+    /// Apparent sizes (st_size) instead of disk usage (du -A,
+    /// --apparent-size): of regular files and symlinks only, as du counts
+    /// them since coreutils 9.2.
+    #[arg(short = 'A', long, overrides_with = "disk_usage")]
     apparent_size: bool,
 
-    /// The lines of -d and --top show disk usage (st_blocks * 512, du's
-    /// own default) instead of apparent sizes.
+    /// Disk usage (st_blocks * 512), the default: undoes --apparent-size.
     #[arg(long, overrides_with = "apparent_size")]
     disk_usage: bool,
 
-    /// Leave out entries whose name matches the shell pattern PATTERN
-    /// (*, ?, [...]; du --exclude): neither counted nor descended into.
+    /// Leave out entries whose path matches the shell pattern PATTERN (*,
+    /// ?, [...]), as du matches it: the whole path, or its tail after any
+    /// `/` (`x`, `a/b`, `*.o`); neither counted nor descended into.
     /// Repeat for several patterns.
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
@@ -159,14 +173,24 @@ pub struct Opts {
           conflicts_with_all = ["list", "json", "export", "max_depth", "top"])]
     interactive: bool,
 
+    /// Browse a saved scan in FILE (ncdu's export format, as --export,
+    /// ncdu -o and gdu -o write it; "-": stdin) instead of scanning, as
+    /// ncdu -f does; deleting is disabled there.
+    #[arg(short = 'f', long = "file", value_name = "FILE",
+          conflicts_with_all = ["paths", "list", "json", "export", "max_depth", "top", "tree"])]
+    file: Option<PathBuf>,
+
     /// With --interactive: quit once the screen after the scan is drawn
     /// (for measurements).
     #[arg(long, hide = true, requires = "interactive")]
     exit_when_scanned: bool,
 
     /// Count the size of a hard-linked file for every link (du -l).
-    #[arg(long)]
+    #[arg(short = 'l', long)]
     count_links: bool,
+
+    #[command(flatten)]
+    du: DuArgs,
 
     /// Skip entries on other filesystems than PATH's (du -x).
     #[arg(short = 'x', long)]
@@ -198,61 +222,9 @@ fn parse_engine(s: &str) -> Result<Engine, ParseEngineError> {
     s.parse()
 }
 
-/// A `-t` SIZE as du reads it: an integer (decimal, `0x` hex or `0`
-/// octal) with an optional sign, then an optional unit: k K m M G T P E Z
-/// Y R Q, powers of 1024, or of 1000 when followed by `B` or `D` (`1MB`),
-/// of 1024 again with `iB` (`1MiB`). `-0` means nothing and is refused.
-fn parse_threshold(s: &str) -> Result<i64, String> {
-    let (negative, rest) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let (radix, digits) =
-        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
-            (16, hex)
-        } else if rest.len() > 1 && rest.starts_with('0') {
-            (8, &rest[1..])
-        } else {
-            (10, rest)
-        };
-    let end = digits
-        .find(|c: char| !c.is_digit(radix))
-        .unwrap_or(digits.len());
-    if end == 0 {
-        return Err("not a number".to_owned());
-    }
-    let too_large = || "too large".to_owned();
-    let mut value = u128::from_str_radix(&digits[..end], radix).map_err(|_| too_large())?;
-    let unit = &digits[end..];
-    if let Some(letter) = unit.chars().next() {
-        let power: u32 = match letter {
-            'k' | 'K' => 1,
-            'm' | 'M' => 2,
-            'G' => 3,
-            'T' => 4,
-            'P' => 5,
-            'E' => 6,
-            'Z' => 7,
-            'Y' => 8,
-            'R' => 9,
-            'Q' => 10,
-            _ => return Err("invalid suffix".to_owned()),
-        };
-        let base: u128 = match &unit[1..] {
-            "" | "iB" => 1024,
-            "B" | "D" => 1000,
-            _ => return Err("invalid suffix".to_owned()),
-        };
-        value = base
-            .checked_pow(power)
-            .and_then(|scale| value.checked_mul(scale))
-            .ok_or_else(too_large)?;
-    }
-    let value = i64::try_from(value).map_err(|_| too_large())?;
-    if negative && value == 0 {
-        return Err("-0 means nothing".to_owned());
-    }
-    Ok(if negative { -value } else { value })
+/// A `-d` N: du refuses a negative one in its own words.
+fn parse_depth(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|_| "invalid maximum depth".to_owned())
 }
 
 /// What to print instead of walking (`--completions`, `--man`).
@@ -305,13 +277,45 @@ pub struct Config {
     pub generate: Option<Generate>,
     /// `--interactive`: the browser instead of any output.
     pub interactive: Option<crate::browse::Options>,
+    /// du's output instead of traverse's.
+    pub du: Option<Du>,
+}
+
+/// A command line that cannot run: the message, and whether to say it as
+/// du does (`du: MESSAGE`, a line pointing to --help, status 1) or as
+/// traverse (status 2).
+#[derive(Debug)]
+pub struct Usage {
+    pub message: String,
+    pub as_du: bool,
+}
+
+impl From<String> for Usage {
+    fn from(message: String) -> Usage {
+        Usage {
+            message,
+            as_du: false,
+        }
+    }
 }
 
 impl Opts {
-    /// Builds the [`Config`]: an error for a bad pattern, an export of
-    /// several PATHs, or an export to stdout with other output asked for.
-    /// (clap has already refused other bad values with status 2.)
-    pub fn into_config(self) -> Result<Config, String> {
+    /// Builds the [`Config`] from the options and `matches` (their order
+    /// on the command line), with du's output when `as_du` (run as du) or
+    /// a du option asks for it: an error for a bad pattern, an export of
+    /// several PATHs, an export to stdout with other output asked for, or
+    /// du options that du refuses together. (clap has already refused
+    /// other bad values.)
+    pub fn into_config(mut self, matches: &ArgMatches, as_du: bool) -> Result<Config, Usage> {
+        let du_output = self.du_output(as_du);
+        let du = if du_output {
+            Some(self.du_settings(matches, as_du)?)
+        } else {
+            None
+        };
+        if self.paths.is_empty() {
+            self.paths.push(PathBuf::from("."));
+        }
         let generate = if let Some(shell) = self.completions {
             Some(Generate::Completions(shell))
         } else {
@@ -329,6 +333,8 @@ impl Opts {
             .count_links(self.count_links)
             .one_file_system(self.one_file_system)
             .list(self.list)
+            // The browser's mtime column and sort.
+            .modification_times(self.interactive)
             // Every inode once per invocation, as du counts it.
             .count_once(self.paths.len() > 1);
         if let Some(jobs) = self.jobs {
@@ -337,17 +343,30 @@ impl Opts {
         if self.no_inode_order {
             walk = walk.inode_order(None);
         }
-        for pattern in &self.exclude {
-            walk = walk
-                .exclude(pattern)
-                .map_err(|e| format!("--exclude: {e}"))?;
+        let exclude = match &du {
+            Some(du) => du.exclude.clone(),
+            None => Exclude::new(&self.exclude),
+        };
+        if let Some(exclude) = exclude {
+            walk = walk.filter_entry(move |e| !exclude.matches(e.path().as_os_str().as_bytes()));
         }
+        if let Some(du) = &du {
+            walk = walk
+                .follow_links(du.deref == Deref::Always)
+                .follow_root_links(du.deref == Deref::Args)
+                .count_once(du.paths.len() > 1 || du.files0_from.is_some());
+        }
+        let apparent = self.apparent_size || self.du.bytes();
         if self.top.is_some() && self.max_depth.is_some() && !self.tree {
             // Which directories would the lines be?
-            return Err("--top and -d go together only with --tree".to_owned());
+            return Err("--top and -d go together only with --tree"
+                .to_owned()
+                .into());
         }
         if self.export.is_some() && self.paths.len() > 1 {
-            return Err("--export takes one PATH (the export is one tree)".to_owned());
+            return Err("--export takes one PATH (the export is one tree)"
+                .to_owned()
+                .into());
         }
         if self.export.as_deref().is_some_and(|f| f.as_os_str() == "-") {
             // The export is then stdout's only content: lines beside it
@@ -362,7 +381,8 @@ impl Opts {
                 return Err(format!(
                     "--export - (the export on stdout) cannot be used with {option}; \
                      export to a file to get both"
-                ));
+                )
+                .into());
             }
         }
         // du's flags ask for du's lines: every directory unless -d says
@@ -374,17 +394,26 @@ impl Opts {
             _ => None,
         };
         if self.interactive && self.paths.len() > 1 {
-            return Err("--interactive takes one PATH (the browser shows one tree)".to_owned());
+            return Err("--interactive takes one PATH (the browser shows one tree)"
+                .to_owned()
+                .into());
         }
-        let interactive = self.interactive.then_some(crate::browse::Options {
-            disk_usage: self.disk_usage,
-            exit_when_scanned: self.exit_when_scanned,
-        });
+        // The browser shows disk usage unless apparent sizes are asked for.
+        let interactive =
+            (self.interactive || self.file.is_some()).then_some(crate::browse::Options {
+                disk_usage: !self.apparent_size,
+                exit_when_scanned: self.exit_when_scanned,
+                import: self.file.is_some(),
+            });
+        let paths = match self.file {
+            Some(file) => vec![file],
+            None => self.paths,
+        };
         let breakdown = Breakdown {
             max_depth: max_depth.filter(|_| !self.tree),
             top: self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             human: self.human_readable,
-            disk_usage: self.disk_usage,
+            disk_usage: !apparent,
             all: self.all,
             inodes: self.inodes,
             threshold: self.threshold,
@@ -400,13 +429,14 @@ impl Opts {
             || breakdown.export.is_some()
             || breakdown.tree.is_some();
         Ok(Config {
-            paths: self.paths,
+            paths,
             output,
             walk,
             breakdown: wanted.then_some(breakdown),
             total: self.total,
             generate,
             interactive,
+            du,
         })
     }
 }
@@ -419,35 +449,6 @@ mod tests {
     #[test]
     fn options_are_consistent() {
         Opts::command().debug_assert();
-    }
-
-    #[test]
-    fn thresholds_are_read_as_du_reads_them() {
-        let ok = [
-            ("0", 0),
-            ("1", 1),
-            ("+7", 7),
-            ("-1", -1),
-            ("1k", 1024),
-            ("1K", 1024),
-            ("1KiB", 1024),
-            ("1KB", 1000),
-            ("2m", 2 << 20),
-            ("1MD", 1_000_000),
-            ("1G", 1 << 30),
-            ("-3T", -3 << 40),
-            ("0x10", 16),
-            ("010", 8),
-            ("7E", 7 << 60),
-        ];
-        for (arg, want) in ok {
-            assert_eq!(parse_threshold(arg), Ok(want), "{arg}");
-        }
-        for bad in [
-            "", "-", "-0", "1b", "1e", "1g", "1.5M", "1Mx", "1iB", "8E", "1Z", "x",
-        ] {
-            assert!(parse_threshold(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

@@ -253,6 +253,16 @@ impl Dirs {
 }
 
 impl Dirs {
+    /// The lines of `-d` for `root` once its walk is over, unsorted, the
+    /// root's own included (from `summary` when it never came).
+    pub fn take_lines(&self, root: &Path, summary: &Summary) -> Vec<Line> {
+        let mut lines = std::mem::take(&mut *lock(&self.lines));
+        if !lines.iter().any(|l| l.depth == 0) {
+            lines.push(root_line(root, summary));
+        }
+        lines
+    }
+
     /// The root's size as its line shows it (before `-t`), for `-c`; from
     /// `summary` when its line never came.
     pub fn root_size(&self, root: &Path, summary: &Summary) -> u128 {

@@ -1,12 +1,17 @@
 //! `--export`: the whole tree in ncdu's export format, written under a
 //! temporary name and renamed into place only once complete, so that a
-//! failed or interrupted export leaves no truncated file.
+//! failed or interrupted export leaves no truncated file, and whatever
+//! was at the name (a symlink to a file elsewhere, say) is replaced rather
+//! than written through.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rustix::fs::{self, AtFlags, FileType, Mode, OFlags};
 use traverse::{DirTotals, Summary};
 
 use crate::cli::Breakdown;
@@ -39,21 +44,9 @@ impl Export {
             ),
             Some(path) => {
                 let name = output::human_path(path);
-                // A device, a fifo or a symlink (`/dev/stdout`) is written
-                // through: a rename would replace it with a file.
-                let plain = std::fs::symlink_metadata(path).map_or(true, |m| m.is_file());
-                let (pending, file) = if plain {
-                    let (pending, file) =
-                        Pending::create(path).map_err(|e| format!("{name}: {e}"))?;
-                    (Some(pending), file)
-                } else {
-                    (
-                        None,
-                        File::create(path).map_err(|e| format!("{name}: {e}"))?,
-                    )
-                };
+                let (pending, file) = Pending::create(path).map_err(|e| format!("{name}: {e}"))?;
                 let out = Box::new(BufWriter::with_capacity(1 << 20, file));
-                (out, name, pending)
+                (out, name, Some(pending))
             }
         };
         Ok(Some(Export {
@@ -105,44 +98,77 @@ impl Export {
     }
 }
 
-/// An export file being written under a temporary name.
+/// An export file being written under a temporary name, in the
+/// directory of the name asked for, opened once: the temporary file is
+/// created there (`O_EXCL | O_NOFOLLOW`: never an existing file, never
+/// through a symlink) and renamed over the name relative to that same
+/// descriptor. The name itself is never opened for writing, so a symlink
+/// planted there is replaced, not written through.
 struct Pending {
-    temporary: PathBuf,
-    path: PathBuf,
+    dir: OwnedFd,
+    temporary: OsString,
+    name: OsString,
 }
 
 impl Pending {
-    /// Creates a new file in `path`'s directory, under a name of its own
-    /// (a dot, the file's name, the process id): the rename at the end is
-    /// then atomic, and a failed or cut-short export never leaves a
-    /// truncated file under the name asked for.
+    /// Creates the new file. A name that holds something other than a
+    /// file or a symlink (a device, a FIFO, a directory) is refused: a
+    /// rename would replace it.
     fn create(path: &Path) -> io::Result<(Pending, File)> {
         let name = path
             .file_name()
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
-        let mut temporary_name = std::ffi::OsString::from(".");
-        temporary_name.push(name);
-        temporary_name.push(format!(".{}.part", std::process::id()));
-        let temporary = path.with_file_name(temporary_name);
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        let pending = Pending {
-            temporary,
-            path: path.to_owned(),
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?
+            .to_owned();
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
         };
-        Ok((pending, file))
+        let dir = fs::open(parent, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        match fs::statat(&dir, &*name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => {
+                let kind = FileType::from_raw_mode(st.st_mode);
+                if kind != FileType::RegularFile && kind != FileType::Symlink {
+                    return Err(io::Error::other(
+                        "not a regular file: not replaced (`--export -` writes to stdout)",
+                    ));
+                }
+            }
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+        let mode = Mode::from_raw_mode(0o666);
+        // A name of its own (a dot, the file's name, the process id, a
+        // count): one left over by a crashed run is skipped, never reused.
+        let mut tries = 0;
+        loop {
+            let mut temporary = OsString::from(".");
+            temporary.push(&name);
+            temporary.push(format!(".{}.{tries}.part", std::process::id()));
+            match fs::openat(&dir, &*temporary, flags | OFlags::CLOEXEC, mode) {
+                Ok(fd) => {
+                    let pending = Pending {
+                        dir,
+                        temporary,
+                        name,
+                    };
+                    return Ok((pending, File::from(fd)));
+                }
+                Err(rustix::io::Errno::EXIST) if tries < 100 => tries += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Gives the complete file its name.
     fn commit(self) -> io::Result<()> {
-        std::fs::rename(&self.temporary, &self.path)
+        fs::renameat(&self.dir, &*self.temporary, &self.dir, &*self.name)?;
+        Ok(())
     }
 
     /// Removes the incomplete file.
     fn discard(self) {
-        let _ = std::fs::remove_file(&self.temporary);
+        let _ = fs::unlinkat(&self.dir, &*self.temporary, AtFlags::empty());
     }
 }
 

@@ -3,6 +3,7 @@
 mod browse;
 mod cli;
 mod dirs;
+mod du;
 mod export;
 mod line;
 mod manual;
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use traverse::{DirVisitor, Entry, Error, Totals, Visitor, VisitorBuilder, Walk};
 
 use cli::{Config, Opts, Output};
@@ -31,10 +32,27 @@ const EXIT_INTERRUPTED: u8 = 130;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    match Opts::parse().into_config() {
+    let (args, as_du) = du::argv();
+    let matches = match Opts::command().try_get_matches_from(&args) {
+        Ok(matches) => matches,
+        Err(e) => return du::usage_error(e, as_du, &args),
+    };
+    let opts = match Opts::from_arg_matches(&matches) {
+        Ok(opts) => opts,
+        Err(e) => e.exit(),
+    };
+    match opts.into_config(&matches, as_du) {
         Ok(config) => run(config),
-        Err(why) => {
-            eprintln!("traverse: {why}");
+        Err(usage) if usage.as_du => {
+            let name = if as_du { "du" } else { "traverse" };
+            if !usage.message.is_empty() {
+                eprintln!("{name}: {}", usage.message);
+            }
+            eprintln!("Try '{name} --help' for more information.");
+            ExitCode::from(EXIT_ERRORS)
+        }
+        Err(usage) => {
+            eprintln!("traverse: {}", usage.message);
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -56,6 +74,13 @@ fn run(config: Config) -> ExitCode {
     }
     if let Some(opts) = config.interactive {
         return browse::run(&config.paths[0], &walk, &interrupt, opts);
+    }
+    if let Some(du) = &config.du {
+        if let Err(e) = check_stdout_open() {
+            eprintln!("{}: write error: {}", du.name, du::text::strerror(&e));
+            return ExitCode::from(EXIT_ERRORS);
+        }
+        return du::run(du, &walk, &interrupt);
     }
     let sink = Sink {
         output: config.output,

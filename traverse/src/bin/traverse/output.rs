@@ -4,8 +4,12 @@
 //! as is, so both outputs escape, losslessly and unambiguously:
 //!
 //! - human output: UTF-8 text as is, except `\` as `\\`, control
-//!   characters as `\n`, `\t`, `\r` or `\xHH`, and bytes that are not
-//!   UTF-8 as `\xHH`;
+//!   characters as `\n`, `\t`, `\r` or `\xHH`, invisible and reordering
+//!   characters (zero-width spaces and joiners, bidirectional marks and
+//!   overrides: Unicode's format characters, and the line and paragraph
+//!   separators) as the `\xHH` of their UTF-8 bytes, so that `cache` and
+//!   `cache<U+200B>` never look the same, and bytes that are not UTF-8 as
+//!   `\xHH`;
 //! - JSON: standard JSON escapes for valid UTF-8, and each byte that is not
 //!   UTF-8 as the lone surrogate `\udcHH` (Python's "surrogateescape":
 //!   `json.loads(line)["path"].encode("utf-8", "surrogateescape")` gives the
@@ -29,7 +33,7 @@ pub fn human_path(path: &Path) -> String {
                 '\n' => out.push_str("\\n"),
                 '\t' => out.push_str("\\t"),
                 '\r' => out.push_str("\\r"),
-                c if c.is_control() => {
+                c if c.is_control() || invisible(c) => {
                     let mut buf = [0; 4];
                     for b in c.encode_utf8(&mut buf).bytes() {
                         let _ = write!(out, "\\x{b:02x}");
@@ -43,6 +47,35 @@ pub fn human_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// Whether `c` shows as nothing or changes how the text around it shows:
+/// Unicode's format characters (general category Cf, Unicode 16), and the
+/// line and paragraph separators.
+fn invisible(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x2028..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
 }
 
 /// `path` as a JSON string, quotes included.
@@ -70,13 +103,15 @@ pub fn json_path(path: &Path) -> String {
     out
 }
 
-/// The human lines for one root (`None`: the total of several).
+/// The human lines for one root (`None`: the total of several): disk
+/// usage first, as du's; the apparent size (every entry's `st_size`) on
+/// the second line.
 pub fn human(path: Option<&Path>, t: &Totals, partial: bool) -> String {
     let name = path.map_or_else(|| "total".to_owned(), human_path);
     let mark = if partial { " (partial)" } else { "" };
     format!(
-        "{} files, {} bytes\t{name}{mark}\n  {} dirs, {} symlinks, {} other, {} disk bytes, {} errors\n",
-        t.files, t.bytes, t.dirs, t.symlinks, t.other, t.disk_bytes, t.errors
+        "{} files, {} bytes on disk\t{name}{mark}\n  {} dirs, {} symlinks, {} other, {} bytes apparent, {} errors\n",
+        t.files, t.disk_bytes, t.dirs, t.symlinks, t.other, t.bytes, t.errors
     )
 }
 
@@ -115,35 +150,9 @@ pub fn human_dir(path: &Path, size: u128, human: bool) -> String {
     format!("{size}\t{}\n", human_path(path))
 }
 
-/// `n` bytes as `du -h` writes them: below 1024 as is; else in the
-/// largest power of 1024 that leaves at least 1, rounded up, with one
-/// decimal below 10 ("4.0K", "1.5M", "12G").
+/// `n` bytes as `du -h` writes them ("4.0K", "1.5M", "12G").
 pub fn human_size(n: u128) -> String {
-    const UNITS: [char; 10] = ['K', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y', 'R', 'Q'];
-    if n < 1024 {
-        return n.to_string();
-    }
-    let mut unit = 0;
-    let mut scale: u128 = 1024;
-    while unit + 1 < UNITS.len() && n / scale >= 1024 {
-        scale *= 1024;
-        unit += 1;
-    }
-    let (whole, rest) = (n / scale, n % scale);
-    if whole < 10 {
-        // Tenths, rounded up: rest * 10 fits, scale being at most 2^100.
-        let tenths = (rest * 10).div_ceil(scale);
-        let value = whole * 10 + tenths;
-        if value < 100 {
-            return format!("{}.{}{}", value / 10, value % 10, UNITS[unit]);
-        }
-        return format!("10{}", UNITS[unit]);
-    }
-    let whole = whole + u128::from(rest > 0);
-    if whole == 1024 && unit + 1 < UNITS.len() {
-        return format!("1.0{}", UNITS[unit + 1]);
-    }
-    format!("{whole}{}", UNITS[unit])
+    crate::du::size::autoscale(n, 1024)
 }
 
 #[cfg(test)]
@@ -165,31 +174,47 @@ mod tests {
     }
 
     #[test]
+    fn invisible_and_reordering_characters_are_escaped() {
+        assert_eq!(
+            human_path(p("cache\u{200b}".as_bytes())),
+            "cache\\xe2\\x80\\x8b"
+        );
+        assert_eq!(human_path(p("a\u{202e}b".as_bytes())), "a\\xe2\\x80\\xaeb");
+        for c in [
+            '\u{200f}', '\u{2066}', '\u{2069}', '\u{2060}', '\u{feff}', '\u{2028}',
+        ] {
+            assert!(
+                human_path(p(c.to_string().as_bytes())).starts_with("\\x"),
+                "{c:?}"
+            );
+        }
+        // Visible text stays as it is.
+        assert_eq!(
+            human_path(p("été 日本 \u{2010}".as_bytes())),
+            "été 日本 \u{2010}"
+        );
+        // Every format character Python's unicodedata knows (an older
+        // Unicode than the table here, so a subset of it).
+        let listed = std::process::Command::new("python3")
+            .args(["-c", "import sys, unicodedata as u\nfor c in range(sys.maxunicode + 1):\n    if u.category(chr(c)) == 'Cf': print(c)"])
+            .output();
+        let Some(listed) = listed.ok().filter(|o| o.status.success()) else {
+            eprintln!("skipped the comparison with Python: no python3");
+            return;
+        };
+        let listed = String::from_utf8(listed.stdout).unwrap();
+        assert!(listed.lines().count() > 150, "{listed}");
+        for n in listed.lines() {
+            let c = char::from_u32(n.parse().unwrap()).unwrap();
+            assert!(invisible(c), "U+{:04X} is a format character", u32::from(c));
+        }
+    }
+
+    #[test]
     fn json_escapes_non_utf8_as_surrogates() {
         assert_eq!(json_path(p(b"a\"b\\c\x01")), "\"a\\\"b\\\\c\\u0001\"");
         assert_eq!(json_path(p(b"x\xffy")), "\"x\\udcffy\"");
         assert_eq!(json_path(p("é".as_bytes())), "\"é\"");
-    }
-
-    #[test]
-    fn human_sizes_round_up_as_du_does() {
-        let cases: [(u128, &str); 12] = [
-            (0, "0"),
-            (1023, "1023"),
-            (1024, "1.0K"),
-            (1025, "1.1K"),
-            (4096, "4.0K"),
-            (10 * 1024 - 1, "10K"),
-            (10 * 1024, "10K"),
-            (10 * 1024 + 1, "11K"),
-            (1024 * 1024 - 1, "1.0M"),
-            (1536 * 1024, "1.5M"),
-            (12 << 30, "12G"),
-            (u128::from(u64::MAX) * 3, "48E"),
-        ];
-        for (n, want) in cases {
-            assert_eq!(human_size(n), want, "{n}");
-        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ impl Walker {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) => {
-                    let err = PathError::wrap("read directory", dir.join(None), e);
+                    let err = PathError::wrap_at("read directory", dir.join(None), e, depth);
                     self.items.push(Err(err));
                     break;
                 }
@@ -48,7 +48,8 @@ impl Walker {
                 let record = match record {
                     Ok(record) => record,
                     Err(e) => {
-                        let err = PathError::wrap("read directory", dir.join(None), e.into());
+                        let err =
+                            PathError::wrap_at("read directory", dir.join(None), e.into(), depth);
                         self.items.push(Err(err));
                         broken = true;
                         break;
@@ -162,8 +163,10 @@ fn entry(
     let (file_type, metadata) = match stat_mask {
         None => (file_type, None),
         Some(stat_mask) => {
-            let stx = statx(Some(fd), name, 0, stat_mask)
-                .map_err(|e| PathError::wrap("stat", dir.join(Some(shared.as_os_str())), e))?;
+            let stx = statx(Some(fd), name, 0, stat_mask).map_err(|e| {
+                let path = dir.join(Some(shared.as_os_str()));
+                PathError::wrap_at("stat", path, e, depth + 1)
+            })?;
             let meta = Metadata::from_statx(&stx);
             let file_type = if file_type == FileType::Unknown {
                 meta.file_type()

@@ -1,0 +1,144 @@
+//! Rank 0's text for one root, from what every rank counted: the summary
+//! lines of `traverse`, or its per-directory lines (`-d N`, `--top N`,
+//! `-a`, `--inodes`, `-c`), in the same format and order (its own printing
+//! functions, shared with the `traverse` binary).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use traverse::Totals;
+
+use crate::line::{du_order, Line};
+use crate::output;
+use crate::walker::Share;
+
+/// The per-directory lines asked for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Breakdown {
+    pub max_depth: Option<usize>,
+    pub top: Option<usize>,
+    pub human: bool,
+    pub disk_usage: bool,
+    pub inodes: bool,
+    /// `-t`: positive, the least size shown; negative, the most.
+    pub threshold: Option<i64>,
+}
+
+impl Breakdown {
+    /// The size a line shows: bytes, disk bytes or entries.
+    fn size(&self, l: &Line) -> u128 {
+        if self.inodes {
+            u128::from(l.inodes)
+        } else if self.disk_usage {
+            l.totals.disk_bytes
+        } else {
+            l.totals.bytes
+        }
+    }
+
+    /// Whether a line of this size passes `-t`.
+    fn passes(&self, size: u128) -> bool {
+        match self.threshold {
+            None => true,
+            Some(t) if t < 0 => size <= u128::from(t.unsigned_abs()),
+            Some(t) => size >= u128::from(t.unsigned_abs()),
+        }
+    }
+
+    /// The lines of one root, and the size of its own line (for `-c`).
+    pub fn lines(&self, root: &Path, mut share: Share, json: bool) -> (String, u128) {
+        sum_subtrees(&mut share);
+        let mut all: Vec<Line> = share
+            .dirs
+            .into_iter()
+            .map(|(path, rec)| Line {
+                path: path_of(path),
+                depth: rec.depth as usize,
+                totals: rec.totals,
+                inodes: entries(&rec.totals) - rec.more_names,
+            })
+            .collect();
+        all.extend(share.files.into_iter().map(|f| Line {
+            path: path_of(f.path),
+            depth: f.depth as usize,
+            totals: f.totals,
+            inodes: 1,
+        }));
+        let root_line = all.iter().position(|l| l.depth == 0).map_or_else(
+            || Line {
+                path: root.to_owned(),
+                depth: 0,
+                totals: share.totals,
+                inodes: entries(&share.totals),
+            },
+            |at| all.swap_remove(at),
+        );
+        let root_size = self.size(&root_line);
+        all.push(root_line);
+        all.retain(|l| self.passes(self.size(l)));
+        let mut lines: Vec<Line> = match (self.max_depth, self.top) {
+            (_, Some(n)) => {
+                all.sort_by(|a, b| {
+                    self.size(b).cmp(&self.size(a)).then_with(|| {
+                        a.path
+                            .as_os_str()
+                            .as_bytes()
+                            .cmp(b.path.as_os_str().as_bytes())
+                    })
+                });
+                all.truncate(n);
+                all
+            }
+            (max, None) => {
+                let max = max.unwrap_or(usize::MAX);
+                let mut lines: Vec<Line> = all.into_iter().filter(|l| l.depth <= max).collect();
+                lines.sort_by(du_order);
+                lines
+            }
+        };
+        let mut text = String::new();
+        for l in lines.drain(..) {
+            if json {
+                text.push_str(&output::json_dir(&l.path, l.depth, &l.totals));
+            } else {
+                text.push_str(&output::human_dir(&l.path, self.size(&l), self.human));
+            }
+        }
+        (text, root_size)
+    }
+
+    /// The line of `-c`.
+    pub fn total_line(&self, size: u128) -> String {
+        output::human_dir(Path::new("total"), size, self.human)
+    }
+}
+
+fn path_of(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(&bytes))
+}
+
+/// Entries as `du --inodes` counts them, before hard links.
+fn entries(t: &Totals) -> u64 {
+    t.files + t.dirs + t.symlinks + t.other
+}
+
+/// Each directory's counts become its subtree's: the deepest first, each
+/// added to its parent's.
+fn sum_subtrees(share: &mut Share) {
+    let mut order: Vec<(u32, Vec<u8>)> = share
+        .dirs
+        .iter()
+        .filter(|(_, rec)| rec.depth > 0)
+        .map(|(path, rec)| (rec.depth, path.clone()))
+        .collect();
+    order.sort_unstable_by_key(|(depth, _)| std::cmp::Reverse(*depth));
+    for (depth, path) in order {
+        let rec = share.dirs[&path];
+        let parent = &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)];
+        let up = share.dirs.entry(parent.to_vec()).or_default();
+        up.depth = depth - 1;
+        up.totals += rec.totals;
+        up.more_names += rec.more_names;
+    }
+}

@@ -1,0 +1,101 @@
+//! The unit of work that ranks hand out and steal: one directory to read,
+//! or one share of a large directory's entries.
+
+use crate::wire::{Reader, Writer};
+
+/// A directory to read. Its own inode was counted by whoever listed it
+/// (its parent's reader), except for the walk's root, which counts itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    /// The path as the library built it (the root's, then `/NAME` per level).
+    pub path: Vec<u8>,
+    /// Levels below the root (the root is 0).
+    pub depth: u32,
+    /// A large directory is read by several tasks, each of which stats and
+    /// counts the entries whose name hashes to its `part` of `parts`.
+    pub parts: u32,
+    pub part: u32,
+    /// The directory's own size and disk usage, as its parent's reader
+    /// stat'ed it (`None`: the root, whose walk counts it).
+    pub own: Option<(u64, u64)>,
+}
+
+impl Task {
+    /// The root of a walk.
+    pub fn root(path: Vec<u8>) -> Task {
+        Task {
+            path,
+            depth: 0,
+            parts: 1,
+            part: 0,
+            own: None,
+        }
+    }
+
+    pub fn write(&self, w: &mut Writer) {
+        w.bytes(&self.path);
+        w.u32(self.depth);
+        w.u32(self.parts);
+        w.u32(self.part);
+        match self.own {
+            None => w.u8(0),
+            Some((bytes, disk)) => {
+                w.u8(1);
+                w.u64(bytes);
+                w.u64(disk);
+            }
+        }
+    }
+
+    pub fn read(r: &mut Reader<'_>) -> Task {
+        let path = r.bytes().to_vec();
+        let (depth, parts, part) = (r.u32(), r.u32(), r.u32());
+        let own = (r.u8() == 1).then(|| (r.u64(), r.u64()));
+        Task {
+            path,
+            depth,
+            parts,
+            part,
+            own,
+        }
+    }
+}
+
+/// Several tasks in one message.
+pub fn encode(tasks: &[Task]) -> Vec<u8> {
+    let mut w = Writer::default();
+    for t in tasks {
+        t.write(&mut w);
+    }
+    w.0
+}
+
+pub fn decode(bytes: &[u8]) -> Vec<Task> {
+    let mut r = Reader(bytes);
+    let mut tasks = Vec::new();
+    while !r.is_empty() {
+        tasks.push(Task::read(&mut r));
+    }
+    tasks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_cross_unchanged() {
+        let tasks = vec![
+            Task::root(b"/srv".to_vec()),
+            Task {
+                path: b"/srv/a\xff".to_vec(),
+                depth: 1,
+                parts: 8,
+                part: 7,
+                own: Some((4096, 8192)),
+            },
+        ];
+        assert_eq!(decode(&encode(&tasks)), tasks);
+        assert!(decode(&[]).is_empty());
+    }
+}

@@ -1,0 +1,428 @@
+//! A rank's reading of one [`Task`] with traverse's library: the directory
+//! is the root of a walk one level deep (`max_depth(1)`, in listing mode
+//! with every entry stat'ed), run by the library's engine (io_uring where
+//! the kernel has it), so its entries are read and stat'ed exactly as
+//! `traverse` reads them. Subdirectories come back as new tasks; what the
+//! rank counted goes into its [`Share`].
+
+use std::hash::Hasher;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+use traverse::{Entry, Error, FileType, Op, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
+
+use crate::output::human_path;
+use crate::task::Task;
+
+/// A directory whose `st_size` is at least this is read by several tasks
+/// when there are several ranks (about 3 000 entries on tmpfs, 2 000 on ext4).
+const LARGE_DIR: u64 = 64 * 1024;
+
+/// What to keep per directory and per file, for the lines of a breakdown.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keep {
+    /// Directories are summed into their ancestor at this depth (`-d N`);
+    /// `None`: no breakdown.
+    pub dirs_to: Option<usize>,
+    /// Files no deeper than this get lines (`-a`).
+    pub files_to: Option<usize>,
+    /// `--count-links`: every name's size counts.
+    pub count_links: bool,
+    pub one_file_system: bool,
+}
+
+/// The counts of one directory (the entries read in it, and its own inode).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirRec {
+    pub depth: u32,
+    pub totals: Totals,
+    /// Names of hard-linked inodes counted elsewhere (for `--inodes`).
+    pub more_names: u64,
+}
+
+/// A name of a hard-linked inode, sent to the inode's owner.
+#[derive(Clone, Debug)]
+pub struct LinkName {
+    pub dev: u64,
+    pub ino: u64,
+    pub bytes: u64,
+    pub disk: u64,
+    pub path: Vec<u8>,
+    pub depth: u32,
+    /// What it is (0 file, 1 directory, 2 symlink, 3 other).
+    pub kind: u8,
+}
+
+/// A file's line (`-a`).
+#[derive(Clone, Debug)]
+pub struct FileLine {
+    pub path: Vec<u8>,
+    pub depth: u32,
+    pub totals: Totals,
+}
+
+/// What one rank counted of one root.
+#[derive(Default)]
+pub struct Share {
+    /// Everything but the sizes of hard-linked inodes (their names counted).
+    pub totals: Totals,
+    pub dirs: FxHashMap<Vec<u8>, DirRec>,
+    pub links: Vec<LinkName>,
+    pub files: Vec<FileLine>,
+    /// Tasks read and entries listed by this rank (for `TRAVERSE_MPI_STATS`).
+    pub tasks: u64,
+    pub entries: u64,
+}
+
+impl Share {
+    /// Adds what another reader of the rank counted.
+    pub fn merge(&mut self, other: Share) {
+        self.totals += other.totals;
+        for (path, rec) in other.dirs {
+            let mine = self.dirs.entry(path).or_default();
+            mine.depth = rec.depth;
+            mine.totals += rec.totals;
+            mine.more_names += rec.more_names;
+        }
+        self.links.extend(other.links);
+        self.files.extend(other.files);
+        self.tasks += other.tasks;
+        self.entries += other.entries;
+    }
+}
+
+/// One entry as the library listed it.
+struct Listed {
+    path: Vec<u8>,
+    depth: usize,
+    is_dir: bool,
+    kind: Kind,
+    len: u64,
+    disk: u64,
+    dev: u64,
+    ino: u64,
+    nlink: u64,
+}
+
+#[derive(Clone, Copy)]
+pub enum Kind {
+    File = 0,
+    Dir = 1,
+    Symlink = 2,
+    Other = 3,
+}
+
+impl Kind {
+    pub fn from_u8(k: u8) -> Kind {
+        match k {
+            0 => Kind::File,
+            1 => Kind::Dir,
+            2 => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// Reads tasks with one [`Walk`], kept from task to task (its rings and
+/// buffers are reused).
+pub struct Walker {
+    walk: Walk,
+    /// The share of a large directory the next task reads: parts << 32 | part.
+    split: Arc<AtomicU64>,
+    ranks: u32,
+    keep: Keep,
+    /// Directories counted under an earlier PATH: neither counted nor read
+    /// again (`du A B` counts every directory once).
+    pub earlier: FxHashSet<(u64, u64)>,
+    /// With a breakdown: the names the task's directory lists as
+    /// subdirectories (`d_type`), noted by the filter.
+    subdirs: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Which share of a large directory a name belongs to.
+pub fn part_of(name: &[u8], parts: u32) -> u32 {
+    let mut h = FxHasher::default();
+    h.write(name);
+    (h.finish() % u64::from(parts)) as u32
+}
+
+impl Walker {
+    /// `builder` holds the user's settings (engine, jobs, `-x`, excludes).
+    pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep) -> Walker {
+        let split = Arc::new(AtomicU64::new(1 << 32));
+        let share = Arc::clone(&split);
+        let subdirs: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+        let note = Arc::clone(&subdirs);
+        let breakdown = keep.dirs_to.is_some();
+        let walk = builder
+            .list(true)
+            .list_metadata(true)
+            .count_links(true)
+            .count_once(false)
+            .max_depth(1)
+            .filter_entry(move |e| {
+                let s = share.load(Ordering::Relaxed);
+                let (parts, part) = ((s >> 32) as u32, s as u32);
+                let keep = parts <= 1 || part_of(e.name().as_bytes(), parts) == part;
+                if keep && breakdown && e.file_type() == FileType::Directory {
+                    lock(&note).push(e.name().as_bytes().to_vec());
+                }
+                keep
+            })
+            .build();
+        Walker {
+            walk,
+            split,
+            ranks,
+            keep,
+            earlier: FxHashSet::default(),
+            subdirs,
+        }
+    }
+
+    /// The engine that runs, for the messages.
+    pub fn walk(&self) -> &Walk {
+        &self.walk
+    }
+
+    /// Reads `task`: counts into `share`, pushes subdirectories to `out`.
+    pub fn run(&self, task: &Task, share: &mut Share, out: &mut Vec<Task>) {
+        let split = (u64::from(task.parts) << 32) | u64::from(task.part);
+        self.split.store(split, Ordering::Relaxed);
+        let collect = Collect::default();
+        let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&task.path));
+        let summary = self.walk.run_next(root, &collect);
+        let listed = std::mem::take(&mut *lock(&collect.listed));
+        let failed = std::mem::take(&mut *lock(&collect.failed));
+        let subdirs: FxHashSet<Vec<u8>> = lock(&self.subdirs).drain(..).collect();
+        share.tasks += 1;
+        share.entries += listed.len() as u64;
+        let mut own = Totals::default();
+        own.errors = summary.totals.errors;
+        let first = task.part == 0;
+        match task.own {
+            Some((bytes, disk)) if first => {
+                own.dirs += 1;
+                own.bytes += u128::from(bytes);
+                own.disk_bytes += u128::from(disk);
+            }
+            _ => {}
+        }
+        let root_dev = listed.iter().find(|e| e.depth == 0).map(|e| e.dev);
+        for e in &listed {
+            let depth = task.depth as usize + e.depth;
+            if e.depth == 0 {
+                if task.own.is_none() && first {
+                    add(&mut own, e);
+                }
+                continue;
+            }
+            if e.is_dir {
+                if self.earlier.contains(&(e.dev, e.ino)) {
+                    continue;
+                }
+                if self.keep.one_file_system && Some(e.dev) != root_dev {
+                    continue;
+                }
+                let parts = self.parts_for(e.len);
+                out.extend((0..parts).map(|part| Task {
+                    path: e.path.clone(),
+                    depth: depth as u32,
+                    parts,
+                    part,
+                    own: Some((e.len, e.disk)),
+                }));
+                continue;
+            }
+            if e.nlink > 1 && !self.keep.count_links {
+                count_kind(&mut own, e.kind);
+                share.links.push(LinkName {
+                    dev: e.dev,
+                    ino: e.ino,
+                    bytes: e.len,
+                    disk: e.disk,
+                    path: e.path.clone(),
+                    depth: depth as u32,
+                    kind: e.kind as u8,
+                });
+                continue;
+            }
+            add(&mut own, e);
+            if self.keep.files_to.is_some_and(|max| depth <= max) {
+                let mut totals = Totals::default();
+                add(&mut totals, e);
+                share.files.push(FileLine {
+                    path: e.path.clone(),
+                    depth: depth as u32,
+                    totals,
+                });
+            }
+        }
+        share.totals += own;
+        if let Some(max) = self.keep.dirs_to {
+            // A subdirectory that cannot be stat'ed has a line of its own,
+            // with its error and nothing else, as in traverse.
+            for path in failed {
+                let name = &path[path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1)..];
+                if path.len() > task.path.len() && subdirs.contains(name) {
+                    own.errors -= 1;
+                    let (key, depth) = ancestor(&path, task.depth as usize + 1, max);
+                    let rec = share.dirs.entry(key.to_vec()).or_default();
+                    rec.depth = depth as u32;
+                    rec.totals.errors += 1;
+                }
+            }
+            let (key, depth) = ancestor(&task.path, task.depth as usize, max);
+            let rec = share.dirs.entry(key.to_vec()).or_default();
+            rec.depth = depth as u32;
+            rec.totals += own;
+        }
+    }
+
+    /// How many tasks read a directory of `st_size` `len`.
+    fn parts_for(&self, len: u64) -> u32 {
+        if self.ranks < 2 || len < LARGE_DIR {
+            return 1;
+        }
+        let by_size = u32::try_from(len / LARGE_DIR).unwrap_or(u32::MAX);
+        // Each share lists the whole directory: no more shares than ranks.
+        by_size.clamp(2, self.ranks)
+    }
+}
+
+/// The ancestor of the directory `path` (at `depth`) at depth `max`, or the
+/// directory itself when it is not deeper: its path and depth.
+pub fn ancestor(path: &[u8], depth: usize, max: usize) -> (&[u8], usize) {
+    let mut end = path.len();
+    for _ in max..depth {
+        end = path[..end].iter().rposition(|&b| b == b'/').unwrap_or(0);
+    }
+    (&path[..end], depth.min(max))
+}
+
+fn add(t: &mut Totals, e: &Listed) {
+    count_kind(t, e.kind);
+    t.bytes += u128::from(e.len);
+    t.disk_bytes += u128::from(e.disk);
+}
+
+/// Counts one entry of this kind.
+pub fn count_kind(t: &mut Totals, kind: Kind) {
+    match kind {
+        Kind::File => t.files += 1,
+        Kind::Dir => t.dirs += 1,
+        Kind::Symlink => t.symlinks += 1,
+        Kind::Other => t.other += 1,
+    }
+}
+
+/// Collects what the library's workers list, and prints their errors.
+#[derive(Default)]
+struct Collect {
+    listed: Mutex<Vec<Listed>>,
+    /// The paths that could not be stat'ed.
+    failed: Mutex<Vec<Vec<u8>>>,
+}
+
+struct Worker<'a> {
+    collect: &'a Collect,
+    listed: Vec<Listed>,
+}
+
+impl VisitorBuilder for Collect {
+    fn build(&self) -> Box<dyn Visitor + '_> {
+        Box::new(Worker {
+            collect: self,
+            listed: Vec::new(),
+        })
+    }
+}
+
+impl Visitor for Worker<'_> {
+    fn visit_entry(&mut self, entry: &Entry<'_>) {
+        let Some(m) = entry.metadata() else {
+            // Listed without a stat: never with `list_metadata`.
+            return;
+        };
+        let kind = if m.is_file() {
+            Kind::File
+        } else if m.is_dir() {
+            Kind::Dir
+        } else if m.is_symlink() {
+            Kind::Symlink
+        } else {
+            Kind::Other
+        };
+        self.listed.push(Listed {
+            path: entry.path().as_os_str().as_bytes().to_vec(),
+            depth: entry.depth(),
+            is_dir: m.is_dir(),
+            kind,
+            len: m.len(),
+            disk: m.disk_bytes(),
+            dev: m.dev(),
+            ino: m.ino(),
+            nlink: m.nlink(),
+        });
+    }
+
+    fn error(&mut self, err: Error) {
+        if err.op() == Op::Stat {
+            lock(&self.collect.failed).push(err.path().as_os_str().as_bytes().to_vec());
+        }
+        // One write per line: the lines of several ranks meet in mpirun's
+        // stderr, and a line written in pieces could be cut by another.
+        let line = if err.path().as_os_str().is_empty() {
+            format!("traverse-mpi: cannot access '': {}\n", err.cause())
+        } else {
+            format!(
+                "traverse-mpi: {}: {}: {}\n",
+                human_path(err.path()),
+                err.op(),
+                err.cause()
+            )
+        };
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        let mut all = self
+            .collect
+            .listed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        all.append(&mut self.listed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ancestors_are_cut_at_a_slash() {
+        assert_eq!(ancestor(b"/r/a/b/c", 3, 1), (&b"/r/a"[..], 1));
+        assert_eq!(ancestor(b"/r/a", 1, 5), (&b"/r/a"[..], 1));
+        assert_eq!(ancestor(b"r/a", 1, 0), (&b"r"[..], 0));
+    }
+
+    #[test]
+    fn shares_of_a_directory_cover_each_name_once() {
+        let names: Vec<String> = (0..1000).map(|i| format!("f{i}")).collect();
+        let mut seen = vec![0u32; 7];
+        for n in &names {
+            seen[part_of(n.as_bytes(), 7) as usize] += 1;
+        }
+        assert_eq!(seen.iter().sum::<u32>(), 1000);
+        assert!(seen.iter().all(|&n| n > 50), "{seen:?}");
+    }
+}

@@ -1,0 +1,212 @@
+//! What the tests share: running traverse-mpi under mpirun with 1 to 4
+//! ranks over shared memory and TCP, and the references (`traverse`, `du`).
+
+#![allow(dead_code)]
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The transports every run is repeated over: shared memory, and TCP
+/// (the path a job across machines takes).
+pub const TRANSPORTS: [&str; 2] = ["vader,self", "tcp,self"];
+
+/// The rank counts every output is checked with.
+pub const RANKS: [u32; 4] = [1, 2, 3, 4];
+
+/// `mpirun -n ranks` over `btl`, running traverse-mpi with `args`.
+pub fn mpi(ranks: u32, btl: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new("mpirun");
+    if is_root() {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.args(["--oversubscribe", "--mca", "btl", btl, "-n"])
+        .arg(ranks.to_string());
+    // Interfaces for TCP: loopback too (Open MPI leaves it out by default,
+    // and a test machine may have nothing else).
+    cmd.args(["--mca", "btl_tcp_if_include", "lo"]);
+    cmd.arg(env!("CARGO_BIN_EXE_traverse-mpi")).args(args);
+    cmd
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `cmd` as `nobody` when we are root (who reads every directory).
+pub fn unprivileged(cmd: &mut Command) -> &mut Command {
+    if is_root() {
+        cmd.uid(65534).gid(65534);
+    }
+    cmd
+}
+
+/// The `traverse` binary of the main workspace, built once.
+pub fn traverse_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("TRAVERSE_BIN") {
+            return bin.into();
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "traverse-du", "--bin", "traverse"])
+            .arg("--manifest-path")
+            .arg(root.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(root.join("target"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building traverse failed");
+        root.join("target/debug/traverse")
+    })
+}
+
+pub fn traverse(args: &[&str]) -> Command {
+    let mut cmd = Command::new(traverse_bin());
+    cmd.args(args);
+    cmd
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("the command starts")
+}
+
+/// stderr's error lines with the program's name taken off, sorted (ranks
+/// print them in any order).
+pub fn errors(out: &Output) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("traverse-mpi: ")
+                .or_else(|| l.strip_prefix("traverse: "))
+                .map(str::to_owned)
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Checks that traverse-mpi prints what traverse prints for `args`, with
+/// every rank count and transport: stdout byte for byte, the same errors
+/// (each once) and the same exit status.
+pub fn same_as_traverse(args: &[&str], as_nobody: bool) {
+    let mut reference = traverse(args);
+    if as_nobody {
+        unprivileged(&mut reference);
+    }
+    let want = run(&mut reference);
+    for btl in TRANSPORTS {
+        for ranks in RANKS {
+            let mut cmd = mpi(ranks, btl, args);
+            if as_nobody {
+                unprivileged(&mut cmd);
+            }
+            let got = run(&mut cmd);
+            let what = format!("{ranks} ranks over {btl}: traverse-mpi {}", args.join(" "));
+            assert_eq!(
+                String::from_utf8_lossy(&got.stdout),
+                String::from_utf8_lossy(&want.stdout),
+                "{what}\nstderr: {}",
+                String::from_utf8_lossy(&got.stderr)
+            );
+            assert_eq!(errors(&got), errors(&want), "{what}");
+            assert_eq!(got.status.code(), want.status.code(), "{what}");
+        }
+    }
+}
+
+/// `du ARGS PATH`'s output.
+pub fn du(args: &[&str]) -> String {
+    let out = run(Command::new("du").args(args));
+    String::from_utf8(out.stdout).expect("du prints UTF-8 here")
+}
+
+/// Writes a file of `len` bytes, its directories made.
+pub fn file(path: &Path, len: usize) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, vec![b'x'; len]).unwrap();
+}
+
+/// A tree like the benchmark's: `dirs` directories over three levels,
+/// `files` files spread over them (sizes from 0 to a few blocks), a
+/// symlink and an empty directory here and there.
+pub fn tree(root: &Path, dirs: usize, files: usize) {
+    let mut paths = vec![root.to_path_buf()];
+    for d in 1..dirs {
+        let parent = paths[(d * 7919) % paths.len().min(1 + d / 3)].clone();
+        let dir = parent.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        paths.push(dir);
+    }
+    for f in 0..files {
+        let dir = &paths[(f * 104_729) % paths.len()];
+        file(&dir.join(format!("f{f}")), (f * 977) % 9000);
+        if f % 50 == 0 {
+            std::os::unix::fs::symlink("f0", dir.join(format!("l{f}"))).unwrap();
+        }
+    }
+}
+
+/// The `testfs` binary of the main workspace (a FUSE passthrough with
+/// faults), built once.
+pub fn testfs_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "testfs", "--bin", "testfs"])
+            .arg("--manifest-path")
+            .arg(root.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(root.join("target"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building testfs failed");
+        root.join("target/debug/testfs")
+    })
+}
+
+/// testfs serving `src` at `mnt` with `args`, unmounted when dropped.
+pub struct TestFs {
+    mnt: PathBuf,
+    child: std::process::Child,
+}
+
+impl TestFs {
+    /// `None` (with the reason printed) where FUSE cannot mount.
+    pub fn mount(src: &Path, mnt: &Path, args: &[&str]) -> Option<TestFs> {
+        std::fs::create_dir_all(mnt).unwrap();
+        let child = Command::new(testfs_bin())
+            .arg(src)
+            .arg(mnt)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("testfs starts");
+        let mut fs = TestFs {
+            mnt: mnt.to_owned(),
+            child,
+        };
+        for _ in 0..200 {
+            if mnt.join(".testfs-stats").exists() {
+                return Some(fs);
+            }
+            if let Ok(Some(status)) = fs.child.try_wait() {
+                eprintln!("skipped: testfs cannot mount here ({status})");
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("testfs did not mount {}", mnt.display());
+    }
+}
+
+impl Drop for TestFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,168 @@
+//! traverse-mpi against traverse and du: every output mode, with 1 to 4
+//! ranks, over shared memory and TCP.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::*;
+
+fn sorted(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn every_output_mode_matches_traverse_on_a_generated_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 300, 3000);
+    let r = s(&root);
+    for args in [
+        vec![r],
+        vec!["--json", r],
+        vec!["-d", "1", r],
+        vec!["-d", "2", "--json", r],
+        vec!["--top", "7", r],
+        vec!["--top", "5", "-a", "--disk-usage", r],
+        vec!["-a", "-d", "2", "-h", r],
+        vec!["--inodes", "-d", "1", r],
+        vec!["-t", "40K", "-d", "3", r],
+        vec!["-c", "-d", "1", r],
+        vec!["-x", r],
+        vec!["--exclude", "d1*", "-d", "1", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+}
+
+#[test]
+fn totals_and_lines_match_du() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 200, 2000);
+    let r = s(&root);
+    let bytes: u128 = du(&["-sb", r]).split('\t').next().unwrap().parse().unwrap();
+    let disk: u128 = du(&["-sB1", r])
+        .split('\t')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for ranks in RANKS {
+        let out = run(&mut mpi(ranks, "vader,self", &["--json", r]));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains(&format!("\"bytes\":{bytes},")),
+            "{ranks}: {text}"
+        );
+        assert!(
+            text.contains(&format!("\"disk_bytes\":{disk},")),
+            "{ranks}: {text}"
+        );
+        // The same lines as du's; du prints them in directory order.
+        let lines = run(&mut mpi(ranks, "tcp,self", &["-d", "2", r]));
+        assert_eq!(
+            sorted(&String::from_utf8(lines.stdout).unwrap()),
+            sorted(&du(&["-b", "-d", "2", r]))
+        );
+    }
+}
+
+#[test]
+fn hard_links_across_subtrees_count_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    // Many subtrees, so that ranks take different ones; every file has a
+    // name in two or three of them.
+    for i in 0..40 {
+        file(&root.join(format!("a{i}/f")), 1000 + i * 10);
+        std::fs::create_dir_all(root.join(format!("b{i}/deep"))).unwrap();
+        std::fs::hard_link(
+            root.join(format!("a{i}/f")),
+            root.join(format!("b{i}/deep/g")),
+        )
+        .unwrap();
+        if i % 3 == 0 {
+            std::fs::hard_link(root.join(format!("a{i}/f")), root.join(format!("c{i}"))).unwrap();
+        }
+    }
+    let r = s(&root);
+    for args in [
+        vec![r],
+        vec!["-d", "2", "--json", r],
+        vec!["--inodes", "-d", "1", r],
+        vec!["-a", r],
+        vec!["--top", "10", r],
+        vec!["--count-links", "-d", "1", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+    let a = root.join("a1");
+    let b = root.join("b1");
+    // Several PATHs: an inode counted under the first is not counted again.
+    same_as_traverse(&[s(&a), s(&b)], false);
+    same_as_traverse(&["-c", s(&a), s(&b)], false);
+    // du attributes an inode to the name it meets first: only the total
+    // line is the same.
+    let ours = String::from_utf8(run(&mut mpi(3, "vader,self", &["-d", "1", r])).stdout).unwrap();
+    assert_eq!(
+        ours.lines().last(),
+        du(&["-b", "-d", "1", r]).lines().last()
+    );
+}
+
+#[test]
+fn unreadable_directories_are_reported_once_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 60, 300);
+    for d in ["d1", "d2", "d5/d17"] {
+        let p = root.join(d);
+        if p.exists() {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = s(&root);
+    same_as_traverse(&[r], true);
+    same_as_traverse(&["-d", "1", "--json", r], true);
+}
+
+#[test]
+fn a_directory_of_200_000_entries_is_shared_by_the_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..200_000u32 {
+        std::fs::File::create(big.join(format!("entry-{i}"))).unwrap();
+        if i % 1000 == 0 {
+            std::fs::write(big.join(format!("entry-{i}")), vec![1u8; i as usize / 100]).unwrap();
+        }
+    }
+    let r = s(dir.path());
+    same_as_traverse(&["--json", r], false);
+    same_as_traverse(&["--top", "3", "-a", r], false);
+}
+
+#[test]
+fn a_deep_chain_is_walked_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = dir.path().join("c");
+    for i in 0..1500 {
+        p.push("d");
+        if i % 100 == 0 {
+            file(&p.join("f"), i);
+        }
+    }
+    std::fs::create_dir_all(&p).unwrap();
+    let r = dir.path().join("c");
+    same_as_traverse(&[s(&r)], false);
+    same_as_traverse(&["--top", "2", s(&r)], false);
+}

@@ -1,0 +1,95 @@
+//! Following symlinks ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)),
+//! and the directories found again below themselves (loops), reported
+//! with the ancestor they repeat.
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::Worker;
+use crate::error::{Error, Op};
+use crate::node::{push_name, DirNode};
+use crate::sys::{self, Stat};
+
+impl Worker<'_> {
+    /// With links followed: the stat of what the entry `name` stat'ed as
+    /// `st` stands for (its target's when a symlink), or `None` when the
+    /// link cannot be followed (dangling, or a chain too long: reported,
+    /// and not counted, as `du -L` does).
+    pub(super) fn resolve(
+        &mut self,
+        name: &[u8],
+        st: Option<&Stat>,
+        mask: u32,
+    ) -> Option<Option<Stat>> {
+        let Some(st) = st else {
+            return Some(None);
+        };
+        if !st.is_symlink() {
+            return Some(Some(*st));
+        }
+        match self.follow(name, mask) {
+            Ok(target) => Some(Some(target)),
+            Err(cause) => {
+                self.entry_error(name, Op::Stat, cause);
+                None
+            }
+        }
+    }
+
+    /// Stats what the symlink `name` of the current directory points to,
+    /// by its path (links are rare; the path leads where the link does).
+    fn follow(&mut self, name: &[u8], mask: u32) -> io::Result<Stat> {
+        self.entry_path_of(name);
+        let path = CString::new(self.entry_path.clone())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        sys::statx_follow(None, &path, mask)
+    }
+
+    /// Sets `entry_path` to the path of the entry `name` of the current
+    /// directory.
+    fn entry_path_of(&mut self, name: &[u8]) {
+        self.build_dir_path();
+        self.entry_path.clear();
+        self.entry_path.extend_from_slice(self.dir_path.bytes());
+        push_name(&mut self.entry_path, name);
+    }
+
+    /// The directory being read, opened, is its ancestor `same`: reported,
+    /// and left out of the breakdown's lines (not counted, so no line of
+    /// its own, as du prints none).
+    pub(super) fn dir_loop(&mut self, same: &DirNode) {
+        let ancestor = same.path();
+        self.build_dir_path();
+        let path = Path::new(OsStr::from_bytes(self.dir_path.bytes())).to_owned();
+        self.report(Error::in_loop(path, ancestor));
+        self.here_failed = true;
+        self.leave_out_dir();
+    }
+
+    /// The subdirectory `name` of the current directory is its ancestor
+    /// at `ancestor`: reported, not descended into.
+    pub(super) fn entry_loop(&mut self, name: &[u8], ancestor: PathBuf) {
+        self.entry_path_of(name);
+        let path = Path::new(OsStr::from_bytes(&self.entry_path)).to_owned();
+        self.report(Error::in_loop(path, ancestor));
+    }
+
+    /// Leaves the directory being read out of the breakdown's lines: it
+    /// could not be stat'ed, or is a loop, so nothing of it is counted (du
+    /// prints no line for it); its error still counts in its parent.
+    pub fn leave_out_dir(&self) {
+        if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
+            tally.leave_out();
+        }
+    }
+
+    /// Counts and hands over an error of the current directory or one of
+    /// its entries.
+    fn report(&mut self, err: Error) {
+        self.acc.totals.errors += 1;
+        self.here.errors += 1;
+        self.visitor.error(err);
+    }
+}

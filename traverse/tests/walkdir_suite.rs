@@ -1,0 +1,197 @@
+//! walkdir's test suite (`src/tests/recursive.rs`), the cases that apply
+//! to a parallel walk that lists entries in no order, rewritten against
+//! `traverse::Walk` with every engine, and compared with walkdir itself
+//! run on the same tree.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use traverse::{Engine, Event, FileType, WalkBuilder};
+
+const ENGINES: [Engine; 4] = [Engine::Threads, Engine::Uring, Engine::Std, Engine::Tokio];
+
+/// path, depth, type ('d', 'f', 'l', 'o'), whether the path is a link.
+type Ent = (PathBuf, usize, char, bool);
+
+fn kind(ft: FileType) -> char {
+    match ft {
+        FileType::Directory => 'd',
+        FileType::Regular => 'f',
+        FileType::Symlink => 'l',
+        _ => 'o',
+    }
+}
+
+/// What traverse lists, and its errors (path, depth).
+fn ours(builder: WalkBuilder, root: &Path) -> (BTreeSet<Ent>, Vec<(PathBuf, Option<usize>)>) {
+    let got = Mutex::new((BTreeSet::new(), Vec::new()));
+    builder.list(true).build().run_with(root, |event| {
+        let mut got = got.lock().unwrap();
+        match event {
+            Event::Entry(e) => {
+                let ent = (
+                    e.path().to_owned(),
+                    e.depth(),
+                    kind(e.file_type()),
+                    e.path_is_symlink(),
+                );
+                assert!(got.0.insert(ent), "listed twice: {}", e.path().display());
+            }
+            Event::Error(e) => got.1.push((e.path().to_owned(), e.depth())),
+        }
+    });
+    got.into_inner().unwrap()
+}
+
+/// walkdir's walk of the same tree: never following a link, a link root
+/// included (traverse, like du, counts a link it is given).
+fn theirs(w: walkdir::WalkDir) -> BTreeSet<Ent> {
+    w.follow_root_links(false)
+        .into_iter()
+        .map(|e| {
+            let e = e.unwrap();
+            let ft = e.file_type();
+            let k = if ft.is_dir() {
+                'd'
+            } else if ft.is_file() {
+                'f'
+            } else if ft.is_symlink() {
+                'l'
+            } else {
+                'o'
+            };
+            (e.path().to_owned(), e.depth(), k, e.path_is_symlink())
+        })
+        .collect()
+}
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    fs::create_dir_all(r.join("a/b/c")).unwrap();
+    fs::create_dir_all(r.join("many/x")).unwrap();
+    for f in ["a/f", "a/b/g", "a/b/c/h", "many/1", "many/2", "many/x/3"] {
+        fs::write(r.join(f), b"data").unwrap();
+    }
+    symlink(r.join("a"), r.join("a-link")).unwrap();
+    symlink("a/f", r.join("f-link")).unwrap();
+    symlink("nowhere", r.join("dangling")).unwrap();
+    symlink(r.join("a"), r.join("a/b/c/up")).unwrap();
+    dir
+}
+
+#[test]
+fn the_builder_and_the_walk_are_send_and_sync() {
+    // walkdir: send_sync_traits.
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<WalkBuilder>();
+    send_sync::<traverse::Walk>();
+    send_sync::<traverse::Error>();
+}
+
+#[test]
+fn trees_with_links_match_walkdir() {
+    // walkdir: one_dir, one_file, one_dir_one_file, many_files, many_dirs,
+    // many_mixed, nested, siblings, sym_file_nofollow, sym_dir_nofollow,
+    // sym_noloop, sym_self_loop_no_error.
+    let dir = tree();
+    symlink("self", dir.path().join("self")).unwrap();
+    let want = theirs(walkdir::WalkDir::new(dir.path()));
+    for engine in ENGINES {
+        let (got, errs) = ours(WalkBuilder::new().engine(engine), dir.path());
+        assert!(errs.is_empty(), "{engine:?}: {errs:?}");
+        assert_eq!(got, want, "{engine:?}");
+    }
+}
+
+#[test]
+fn a_root_that_is_a_file_or_a_link() {
+    // walkdir: empty_file, sym_root_file_nofollow,
+    // sym_root_dir_nofollow_root_nofollow,
+    // broken_sym_root_dir_nofollow_and_root_nofollow.
+    let dir = tree();
+    let r = dir.path();
+    for root in ["a/f", "f-link", "a-link", "dangling"] {
+        let root = r.join(root);
+        let want = theirs(walkdir::WalkDir::new(&root));
+        assert_eq!(want.len(), 1);
+        for engine in ENGINES {
+            let (got, errs) = ours(WalkBuilder::new().engine(engine), &root);
+            assert!(errs.is_empty(), "{engine:?}: {errs:?}");
+            assert_eq!(got, want, "{engine:?} {}", root.display());
+            let totals = WalkBuilder::new()
+                .engine(engine)
+                .build()
+                .totals(&root)
+                .totals;
+            let meta = fs::symlink_metadata(&root).unwrap();
+            assert_eq!(totals.bytes, u128::from(meta.len()), "{engine:?}");
+            let (files, links) = (totals.files, totals.symlinks);
+            assert_eq!(
+                (files, links),
+                (u64::from(meta.is_file()), u64::from(meta.is_symlink()))
+            );
+        }
+    }
+}
+
+#[test]
+fn min_and_max_depth_match_walkdir() {
+    // walkdir: min_depth_1, min_depth_2, max_depth_0, max_depth_1,
+    // max_depth_2, min_max_depth_diff_nada, min_max_depth_diff_0,
+    // min_max_depth_diff_1.
+    let dir = tree();
+    for (min, max) in [
+        (1, 9),
+        (2, 9),
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (3, 2),
+        (1, 1),
+        (1, 2),
+    ] {
+        let want = theirs(
+            walkdir::WalkDir::new(dir.path())
+                .min_depth(min)
+                .max_depth(max),
+        );
+        for engine in ENGINES {
+            let b = WalkBuilder::new()
+                .engine(engine)
+                .min_depth(min)
+                .max_depth(max);
+            let (got, _) = ours(b, dir.path());
+            assert_eq!(got, want, "{engine:?} min {min} max {max}");
+        }
+    }
+}
+
+#[test]
+fn errors_name_their_depth() {
+    // walkdir: the depth of errors (sym_loop_detect's `err.depth()`): a
+    // missing root at 0, a directory gone before it is opened at its own.
+    let dir = tree();
+    for engine in ENGINES {
+        let missing = dir.path().join("missing");
+        let (_, errs) = ours(WalkBuilder::new().engine(engine), &missing);
+        assert_eq!(errs, [(missing.clone(), Some(0))], "{engine:?}");
+    }
+    for engine in ENGINES {
+        let r = tempfile::tempdir().unwrap();
+        fs::create_dir_all(r.path().join("a/gone")).unwrap();
+        let gone = r.path().join("a/gone");
+        let victim = gone.clone();
+        let b = WalkBuilder::new().engine(engine).filter_entry(move |e| {
+            if e.name() == "gone" {
+                let _ = fs::remove_dir(&victim);
+            }
+            true
+        });
+        let (_, errs) = ours(b, r.path());
+        assert_eq!(errs, [(gone, Some(2))], "{engine:?}");
+    }
+}
