@@ -60,11 +60,13 @@ pub struct Opts {
     #[arg(short = 'c', long)]
     total: bool,
 
-    /// Apparent sizes in the lines (the default).
-    #[arg(long, overrides_with = "disk_usage")]
+    /// Apparent sizes in the lines (every entry's st_size), as traverse
+    /// --apparent-size.
+    #[arg(short = 'A', long, overrides_with = "disk_usage")]
     apparent_size: bool,
 
-    /// Disk usage in the lines (st_blocks * 512).
+    /// Disk usage in the lines (st_blocks * 512), the default, as
+    /// traverse's: undoes --apparent-size.
     #[arg(long, overrides_with = "apparent_size")]
     disk_usage: bool,
 
@@ -143,7 +145,7 @@ impl Opts {
             max_depth,
             top,
             human: self.human_readable,
-            disk_usage: self.disk_usage,
+            disk_usage: !self.apparent_size,
             inodes: self.inodes,
             threshold: self.threshold,
         });

@@ -152,7 +152,48 @@ pub fn human_dir(path: &Path, size: u128, human: bool) -> String {
 
 /// `n` bytes as `du -h` writes them ("4.0K", "1.5M", "12G").
 pub fn human_size(n: u128) -> String {
-    crate::du::size::autoscale(n, 1024)
+    autoscale(n, 1024)
+}
+
+/// The unit letters after K, in order.
+pub const UNIT_LETTERS: [char; 10] = ['K', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y', 'R', 'Q'];
+
+/// `n` as `du -h` (`base` 1024) or `du --si` (1000) writes it: below
+/// `base` as is; else in the largest power of `base` that leaves at least
+/// 1, rounded up, with one decimal below 10 (`4.0K`, `1.5M`, `12G`; `k`
+/// for 1000).
+pub fn autoscale(n: u128, base: u128) -> String {
+    let letter = |unit: usize| {
+        if base == 1000 && unit == 0 {
+            'k'
+        } else {
+            UNIT_LETTERS[unit]
+        }
+    };
+    if n < base {
+        return n.to_string();
+    }
+    let mut unit = 0;
+    let mut scale = base;
+    while unit + 1 < UNIT_LETTERS.len() && n / scale >= base {
+        scale *= base;
+        unit += 1;
+    }
+    let (whole, rest) = (n / scale, n % scale);
+    if whole < 10 {
+        // Tenths, rounded up: rest * 10 fits, scale being at most 2^100.
+        let tenths = (rest * 10).div_ceil(scale);
+        let value = whole * 10 + tenths;
+        if value < 100 {
+            return format!("{}.{}{}", value / 10, value % 10, letter(unit));
+        }
+        return format!("10{}", letter(unit));
+    }
+    let whole = whole + u128::from(rest > 0);
+    if whole == base && unit + 1 < UNIT_LETTERS.len() {
+        return format!("1.0{}", letter(unit + 1));
+    }
+    format!("{whole}{}", letter(unit))
 }
 
 #[cfg(test)]

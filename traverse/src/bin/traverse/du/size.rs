@@ -1,6 +1,9 @@
-//! Sizes as du reads and writes them: `-t SIZE`, `-B SIZE` (and the
-//! `DU_BLOCK_SIZE`, `BLOCK_SIZE`, `BLOCKSIZE` variables), and the numbers
-//! of its lines: blocks rounded up, or autoscaled with `-h`/`--si`.
+//! Sizes as du reads and writes them: `-B SIZE` (and the `DU_BLOCK_SIZE`,
+//! `BLOCK_SIZE`, `BLOCKSIZE` variables), and the numbers of its lines:
+//! blocks rounded up, or autoscaled with `-h`/`--si` (`-t SIZE` is the
+//! library's `traverse::parse_threshold`).
+
+use crate::output::{autoscale, UNIT_LETTERS as LETTERS};
 
 /// How the sizes of du's lines are written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,9 +41,6 @@ impl Default for Units {
         }
     }
 }
-
-/// The unit letters after K, in order.
-const LETTERS: [char; 10] = ['K', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y', 'R', 'Q'];
 
 /// Parses a number as du's `xstrtoumax` does: decimal, `0x` hex or `0`
 /// octal, then an optional unit letter among `letters` (its power of
@@ -133,44 +133,6 @@ impl Units {
             Units::Human { base } => autoscale(n, *base),
         }
     }
-}
-
-/// `n` as `du -h` (`base` 1024) or `du --si` (1000) writes it: below
-/// `base` as is; else in the largest power of `base` that leaves at least
-/// 1, rounded up, with one decimal below 10 (`4.0K`, `1.5M`, `12G`; `k`
-/// for 1000).
-pub fn autoscale(n: u128, base: u128) -> String {
-    let letter = |unit: usize| {
-        if base == 1000 && unit == 0 {
-            'k'
-        } else {
-            LETTERS[unit]
-        }
-    };
-    if n < base {
-        return n.to_string();
-    }
-    let mut unit = 0;
-    let mut scale = base;
-    while unit + 1 < LETTERS.len() && n / scale >= base {
-        scale *= base;
-        unit += 1;
-    }
-    let (whole, rest) = (n / scale, n % scale);
-    if whole < 10 {
-        // Tenths, rounded up: rest * 10 fits, scale being at most 2^100.
-        let tenths = (rest * 10).div_ceil(scale);
-        let value = whole * 10 + tenths;
-        if value < 100 {
-            return format!("{}.{}{}", value / 10, value % 10, letter(unit));
-        }
-        return format!("10{}", letter(unit));
-    }
-    let whole = whole + u128::from(rest > 0);
-    if whole == base && unit + 1 < LETTERS.len() {
-        return format!("1.0{}", letter(unit + 1));
-    }
-    format!("{whole}{}", letter(unit))
 }
 
 #[cfg(test)]
