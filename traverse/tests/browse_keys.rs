@@ -12,7 +12,6 @@ mod testenv;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use browser::*;
@@ -115,18 +114,18 @@ fn help_filter_hidden_sorts_columns_and_details() {
     env.file("t/beta/b3", 10);
     env.file("t/.hidden", 20_000);
     env.file("t/gamma", 4000);
-    let set_mtime = |rel: &str, date: &str| {
-        let ok = Command::new("touch")
-            .args(["-h", "-d", date])
-            .arg(t.join(rel))
-            .status()
+    // Seconds since the epoch (the test VM's busybox touch reads no
+    // "UTC" dates); the screen is checked against the UTC dates.
+    let set_mtime = |rel: &str, secs: u64| {
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        std::fs::File::open(t.join(rel))
+            .and_then(|f| f.set_modified(when))
             .unwrap();
-        assert!(ok.success());
     };
-    set_mtime("gamma", "2020-01-02 03:04 UTC");
-    set_mtime("alpha", "2021-05-06 07:08 UTC");
-    set_mtime("beta", "2019-01-01 00:00 UTC");
-    set_mtime(".hidden", "2018-01-01 00:00 UTC");
+    set_mtime("gamma", 1_577_934_240); // 2020-01-02 03:04 UTC
+    set_mtime("alpha", 1_620_284_880); // 2021-05-06 07:08 UTC
+    set_mtime("beta", 1_546_300_800); // 2019-01-01 00:00 UTC
+    set_mtime(".hidden", 1_514_764_800); // 2018-01-01 00:00 UTC
     let Some(pane) = start_browser("keys", &format!("-i {}", t.display())) else {
         return;
     };
