@@ -102,7 +102,11 @@ impl Breakdown {
             if json {
                 text.push_str(&output::json_dir(&l.path, l.depth, &l.totals));
             } else {
-                text.push_str(&output::human_dir(&l.path, self.size(&l), self.human));
+                text.push_str(&output::human_dir(
+                    &l.path,
+                    self.shown(self.size(&l)),
+                    self.human,
+                ));
             }
         }
         (text, root_size)
@@ -110,7 +114,19 @@ impl Breakdown {
 
     /// The line of `-c`.
     pub fn total_line(&self, size: u128) -> String {
-        output::human_dir(Path::new("total"), size, self.human)
+        output::human_dir(Path::new("total"), self.shown(size), self.human)
+    }
+
+    /// A size as its line writes it: `-d`, `-a`, `-c` and `-t` are du's
+    /// options, so their lines count 1 KiB blocks, rounded up, as du's
+    /// (and traverse's) do; `--top`'s lines, `-h` and `--inodes` write it
+    /// as it is.
+    fn shown(&self, size: u128) -> u128 {
+        if self.top.is_some() || self.human || self.inodes {
+            size
+        } else {
+            size.div_ceil(1024)
+        }
     }
 }
 

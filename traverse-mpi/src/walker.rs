@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
-use traverse::{Entry, Error, FileType, Op, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
+use traverse::{Entry, Error, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
 
 use crate::output::human_path;
 use crate::task::Task;
@@ -137,9 +137,6 @@ pub struct Walker {
     /// Directories counted under an earlier PATH: neither counted nor read
     /// again (`du A B` counts every directory once).
     pub earlier: FxHashSet<(u64, u64)>,
-    /// With a breakdown: the names the task's directory lists as
-    /// subdirectories (`d_type`), noted by the filter.
-    subdirs: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -158,9 +155,6 @@ impl Walker {
     pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep) -> Walker {
         let split = Arc::new(AtomicU64::new(1 << 32));
         let share = Arc::clone(&split);
-        let subdirs: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
-        let note = Arc::clone(&subdirs);
-        let breakdown = keep.dirs_to.is_some();
         let walk = builder
             .list(true)
             .list_metadata(true)
@@ -170,11 +164,7 @@ impl Walker {
             .filter_entry(move |e| {
                 let s = share.load(Ordering::Relaxed);
                 let (parts, part) = ((s >> 32) as u32, s as u32);
-                let keep = parts <= 1 || part_of(e.name().as_bytes(), parts) == part;
-                if keep && breakdown && e.file_type() == FileType::Directory {
-                    lock(&note).push(e.name().as_bytes().to_vec());
-                }
-                keep
+                parts <= 1 || part_of(e.name().as_bytes(), parts) == part
             })
             .build();
         Walker {
@@ -183,7 +173,6 @@ impl Walker {
             ranks,
             keep,
             earlier: FxHashSet::default(),
-            subdirs,
         }
     }
 
@@ -200,8 +189,6 @@ impl Walker {
         let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&task.path));
         let summary = self.walk.run_next(root, &collect);
         let listed = std::mem::take(&mut *lock(&collect.listed));
-        let failed = std::mem::take(&mut *lock(&collect.failed));
-        let subdirs: FxHashSet<Vec<u8>> = lock(&self.subdirs).drain(..).collect();
         share.tasks += 1;
         share.entries += listed.len() as u64;
         let mut own = Totals::default();
@@ -267,18 +254,6 @@ impl Walker {
         }
         share.totals += own;
         if let Some(max) = self.keep.dirs_to {
-            // A subdirectory that cannot be stat'ed has a line of its own,
-            // with its error and nothing else, as in traverse.
-            for path in failed {
-                let name = &path[path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1)..];
-                if path.len() > task.path.len() && subdirs.contains(name) {
-                    own.errors -= 1;
-                    let (key, depth) = ancestor(&path, task.depth as usize + 1, max);
-                    let rec = share.dirs.entry(key.to_vec()).or_default();
-                    rec.depth = depth as u32;
-                    rec.totals.errors += 1;
-                }
-            }
             let (key, depth) = ancestor(&task.path, task.depth as usize, max);
             let rec = share.dirs.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
@@ -327,8 +302,6 @@ pub fn count_kind(t: &mut Totals, kind: Kind) {
 #[derive(Default)]
 struct Collect {
     listed: Mutex<Vec<Listed>>,
-    /// The paths that could not be stat'ed.
-    failed: Mutex<Vec<Vec<u8>>>,
 }
 
 struct Worker<'a> {
@@ -374,9 +347,6 @@ impl Visitor for Worker<'_> {
     }
 
     fn error(&mut self, err: Error) {
-        if err.op() == Op::Stat {
-            lock(&self.collect.failed).push(err.path().as_os_str().as_bytes().to_vec());
-        }
         // One write per line: the lines of several ranks meet in mpirun's
         // stderr, and a line written in pieces could be cut by another.
         let line = if err.path().as_os_str().is_empty() {
