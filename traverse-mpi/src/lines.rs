@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use traverse::Totals;
 
-use crate::line::{du_order, Line};
+use crate::line::{self, du_order, Line};
 use crate::output;
 use crate::walker::Share;
 
@@ -77,7 +77,7 @@ impl Breakdown {
         let root_size = self.size(&root_line);
         all.push(root_line);
         all.retain(|l| self.passes(self.size(l)));
-        let mut lines: Vec<Line> = match (self.max_depth, self.top) {
+        let lines: Vec<Line> = match (self.max_depth, self.top) {
             (_, Some(n)) => {
                 all.sort_by(|a, b| {
                     self.size(b).cmp(&self.size(a)).then_with(|| {
@@ -97,18 +97,7 @@ impl Breakdown {
                 lines
             }
         };
-        let mut text = String::new();
-        for l in lines.drain(..) {
-            if json {
-                text.push_str(&output::json_dir(&l.path, l.depth, &l.totals));
-            } else {
-                text.push_str(&output::human_dir(
-                    &l.path,
-                    self.shown(self.size(&l)),
-                    self.human,
-                ));
-            }
-        }
+        let text = line::text(lines, json, self.human, |l| self.shown(self.size(l)));
         (text, root_size)
     }
 

@@ -11,7 +11,7 @@ use traverse::{DirHandle, DirTotals, DirVisitor, FileTotals, Summary, Totals};
 
 use crate::cli::Breakdown;
 use crate::export::Export;
-use crate::line::{du_order, Line};
+use crate::line::{self, du_order, Line};
 use crate::output;
 use crate::tree::{self, Fit};
 
@@ -224,7 +224,7 @@ impl Dirs {
                 output::human(Some(root), &summary.totals, summary.partial)
             };
         }
-        let mut lines = if self.top.is_some() {
+        let lines = if self.top.is_some() {
             let heap = std::mem::take(&mut *lock(&self.heap));
             heap.into_sorted_vec()
                 .into_iter()
@@ -240,15 +240,7 @@ impl Dirs {
             lines.sort_by(du_order);
             lines
         };
-        let mut text = String::new();
-        for l in lines.drain(..) {
-            if json {
-                text.push_str(&output::json_dir(&l.path, l.depth, &l.totals));
-            } else {
-                text.push_str(&output::human_dir(&l.path, self.size(&l), self.human));
-            }
-        }
-        text
+        line::text(lines, json, self.human, |l| self.size(l))
     }
 }
 

@@ -9,6 +9,20 @@ use std::path::PathBuf;
 
 use traverse::Totals;
 
+/// The text of `lines`: each a JSON object, or a du line of `size(line)`
+/// (`human`: as `du -h`).
+pub fn text(lines: Vec<Line>, json: bool, human: bool, size: impl Fn(&Line) -> u128) -> String {
+    let mut text = String::new();
+    for l in lines {
+        if json {
+            text.push_str(&crate::output::json_dir(&l.path, l.depth, &l.totals));
+        } else {
+            text.push_str(&crate::output::human_dir(&l.path, size(&l), human));
+        }
+    }
+    text
+}
+
 /// A directory's line, or a file's (`-a`).
 pub struct Line {
     pub path: PathBuf,
