@@ -10,11 +10,13 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::config::{Config, Engine, Resolved, UringUnavailable};
 use crate::filter::{EntryFilter, FilterEntry};
 use crate::node::FdBudget;
+use crate::sort::SortBy;
 use crate::sys;
 use crate::totals::Progress;
 use crate::uring;
 use crate::walk::Walk;
 
+mod order;
 mod reach;
 
 /// Settings of a walk.
@@ -50,6 +52,7 @@ pub struct WalkBuilder {
     min_depth: usize,
     follow_links: bool,
     follow_root_links: bool,
+    sort: Option<SortBy>,
 }
 
 impl Default for WalkBuilder {
@@ -84,6 +87,7 @@ impl WalkBuilder {
             min_depth: 0,
             follow_links: false,
             follow_root_links: false,
+            sort: None,
         }
     }
 
@@ -349,6 +353,7 @@ impl WalkBuilder {
                 min_depth: self.min_depth,
                 follow_links: self.follow_links,
                 follow_root_links: self.follow_root_links || self.follow_links,
+                sort: self.sort.clone(),
             },
             fallback,
             limit,

@@ -10,6 +10,7 @@ use globset::GlobSet;
 use io_uring_getdents::detect::RingError;
 
 use crate::filter::EntryFilter;
+use crate::sort::SortBy;
 use crate::sys::{STATX_LS_MASK, STATX_MASK};
 
 /// How directories are read and entries stat'ed.
@@ -237,6 +238,8 @@ pub(crate) struct Config {
     pub follow_links: bool,
     /// A root that is a symlink is followed.
     pub follow_root_links: bool,
+    /// A listing's order within each directory.
+    pub sort: Option<SortBy>,
 }
 
 impl Config {

@@ -26,6 +26,7 @@ use crate::filter::FilterEntry;
 use crate::links::{Links, MountNames};
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
+use crate::sort::Sorting;
 use crate::spare::Spares;
 use crate::sys::{FileId, Stat};
 use crate::totals::Accumulator;
@@ -64,6 +65,9 @@ pub(crate) struct Shared {
     pub mount_names: Arc<MountNames>,
     /// Buffers and rings kept from one root to the next.
     pub spares: Arc<Spares>,
+    /// In a listing sorted per directory, the entries held until their
+    /// directory ends.
+    pub sorting: Option<Sorting>,
 }
 
 /// Directories by (device, inode).

@@ -58,6 +58,7 @@ mod ncdu_import;
 mod ncdu_tree;
 mod node;
 mod queue;
+mod sort;
 mod spare;
 #[cfg(feature = "reference-engines")]
 mod stdfs;

@@ -107,7 +107,11 @@ async fn read_dir(
     tx: mpsc::SyncSender<Event>,
     cursor: Arc<Mutex<Cursor>>,
 ) -> (Accumulator, Vec<Arc<DirNode>>) {
-    let mut worker = Worker::new(&shared, Box::new(Forward(tx)));
+    let forward = Forward {
+        tx,
+        sorted: shared.sorting.as_ref().map(|_| Vec::new()),
+    };
+    let mut worker = Worker::new(&shared, Box::new(forward));
     let mut children = Vec::new();
     worker.enter(&dir);
     let opening = {
@@ -211,26 +215,44 @@ async fn read_dir(
 enum Event {
     Visit(PathBuf, FileType, usize, Option<Metadata>),
     Error(Error),
+    /// A sorted directory's entries, which other tasks' must not split.
+    Sorted(Vec<Event>),
 }
 
 /// Tasks run on the runtime's threads; they send what they find here and
 /// the driver passes it on to its own visitor.
-struct Forward(mpsc::SyncSender<Event>);
+/// In a sorted listing a task's entries (one directory's, sorted) go as
+/// one event when it ends.
+struct Forward {
+    tx: mpsc::SyncSender<Event>,
+    sorted: Option<Vec<Event>>,
+}
 
 impl Visitor for Forward {
     fn visit_entry(&mut self, entry: &Entry<'_>) {
-        // The receiver lives until every task has ended.
         let event = Event::Visit(
             entry.path().to_owned(),
             entry.file_type(),
             entry.depth(),
             entry.metadata().copied(),
         );
-        let _ = self.0.send(event);
+        match &mut self.sorted {
+            Some(sorted) => sorted.push(event),
+            // The receiver lives until every task has ended.
+            None => drop(self.tx.send(event)),
+        }
     }
 
     fn error(&mut self, err: Error) {
-        let _ = self.0.send(Event::Error(err));
+        let _ = self.tx.send(Event::Error(err));
+    }
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        if let Some(sorted) = self.sorted.take().filter(|s| !s.is_empty()) {
+            let _ = self.tx.send(Event::Sorted(sorted));
+        }
     }
 }
 
@@ -243,6 +265,7 @@ impl Event {
                 visitor.visit_entry(&entry.with_metadata(metadata));
             }
             Event::Error(err) => visitor.error(err),
+            Event::Sorted(events) => events.into_iter().for_each(|e| e.deliver(visitor)),
         }
     }
 }

@@ -42,13 +42,14 @@ impl Parts {
         self.0.left.load(Ordering::Acquire)
     }
 
-    /// One part is done. Call once the worker that did it has left the
-    /// directory ([`Worker::end_part`](super::Worker::end_part)): the
-    /// last part's totals must be in the directory's tally when it ends.
-    pub fn done(&self, shared: &Shared) {
-        if self.release(&shared.budget) {
-            shared.read_done(&self.0.dir);
-        }
+    /// One part is done; the directory when it was the last, for the
+    /// worker to end ([`Worker::dir_done`](super::Worker::dir_done)). Call
+    /// once the worker that did it has left the directory
+    /// ([`Worker::end_part`](super::Worker::end_part)): the last part's
+    /// totals must be in the directory's tally when it ends.
+    pub fn done(&self, shared: &Shared) -> Option<Arc<DirNode>> {
+        self.release(&shared.budget)
+            .then(|| Arc::clone(&self.0.dir))
     }
 
     /// Counts one part done; the last one drops the directory's hold and

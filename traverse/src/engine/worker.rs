@@ -15,15 +15,16 @@ use super::{DirSet, Parts, Shared, Work};
 use crate::breakdown::Breakdown;
 use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
-use crate::file_totals::FileTotals;
 use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
 use crate::node::{push_name, DirNode, Ent};
+use crate::sort::Holding;
 use crate::sys::{FileId, Stat};
 use crate::totals::{Accumulator, DirProgress, Totals};
 use crate::visit::{Entry, Visitor};
 
 mod follow;
+mod tally;
 
 /// One worker: its own totals and visitor.
 pub(crate) struct Worker<'v> {
@@ -47,6 +48,9 @@ pub(crate) struct Worker<'v> {
     here_failed: bool,
     /// See [`Shared::counted_before`].
     counted_before: Option<Arc<DirSet>>,
+    /// In a sorted listing: the current directory's entries listed since
+    /// [`enter`](Self::enter).
+    held: Holding,
 }
 
 impl<'v> Worker<'v> {
@@ -64,6 +68,7 @@ impl<'v> Worker<'v> {
             here_ncdu: Vec::new(),
             here_failed: false,
             counted_before: shared.counted_before.clone(),
+            held: Holding::default(),
         }
     }
 
@@ -85,7 +90,7 @@ impl<'v> Worker<'v> {
     /// tally.
     pub fn end_dir(&mut self, shared: &Shared) {
         if let Some(dir) = self.leave_dir(shared) {
-            shared.read_done(&dir);
+            self.dir_done(shared, &dir);
         }
     }
 
@@ -93,7 +98,18 @@ impl<'v> Worker<'v> {
     /// part ends it, once what was counted is in its tally.
     pub fn end_part(&mut self, shared: &Shared, parts: &Parts) {
         self.leave(shared);
-        parts.done(shared);
+        if let Some(dir) = parts.done(shared) {
+            self.dir_done(shared, &dir);
+        }
+    }
+
+    /// The reading of `dir` is over, every part of it: in a sorted
+    /// listing its entries go to this worker's visitor now.
+    pub fn dir_done(&mut self, shared: &Shared, dir: &Arc<DirNode>) {
+        if let Some(sorting) = &shared.sorting {
+            sorting.end(dir, &mut *self.visitor);
+        }
+        shared.read_done(dir);
     }
 
     /// Leaves the current directory without ending it: its reading goes
@@ -106,6 +122,9 @@ impl<'v> Worker<'v> {
     /// breakdown adds what was counted to its tally; returns it.
     fn leave_dir(&mut self, shared: &Shared) -> Option<Arc<DirNode>> {
         self.seen.publish(&shared.progress, self.acc.totals.bytes);
+        if let (Some(sorting), Some(dir)) = (&shared.sorting, &self.dir) {
+            sorting.keep(dir, &mut self.held);
+        }
         if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
             tally.add(&std::mem::take(&mut self.here));
             if let Some(mut tree) = tally.tree() {
@@ -118,66 +137,6 @@ impl<'v> Worker<'v> {
             self.here_failed = false;
         }
         self.dir.take()
-    }
-
-    /// With a breakdown: counts a stat'ed entry `name` (the current
-    /// directory itself when `None`) in the current directory. A further
-    /// name of a hard-linked inode waits to be settled (see
-    /// [`crate::breakdown`]); with `--count-links` every name counts.
-    fn tally(&mut self, count_links: bool, name: Option<&[u8]>, st: &Stat) {
-        let Some(ncdu) = self.breakdown.as_ref().map(|b| b.ncdu) else {
-            return;
-        };
-        if !count_links && st.is_hard_linked() {
-            self.here.add_kind(st.mode);
-            self.build_dir_path();
-            self.entry_path.clear();
-            self.entry_path.extend_from_slice(self.dir_path.bytes());
-            if let Some(name) = name {
-                push_name(&mut self.entry_path, name);
-            }
-            if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
-                breakdown.link(dir, &self.entry_path, st);
-            }
-        } else {
-            self.here.add_stat(st);
-            if let Some(name) = name.filter(|_| !st.is_dir()) {
-                self.file(name, st);
-            }
-        }
-        if ncdu {
-            match name {
-                Some(name) => ncdu_entry(&mut self.here_ncdu, name, st, false),
-                None => {
-                    if let Some(dir) = &self.dir {
-                        if let Some(mut tree) = dir.tally().and_then(|t| t.tree()) {
-                            tree.set_info(dir.name().to_bytes(), st);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// With a breakdown that asks for them: hands the entry `name` of the
-    /// current directory, not a directory, to its visitor (the path built
-    /// only then).
-    fn file(&mut self, name: &[u8], st: &Stat) {
-        let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) else {
-            return;
-        };
-        let depth = dir.depth() + 1;
-        if breakdown.files_to.is_none_or(|max| depth > max) {
-            return;
-        }
-        self.build_dir_path();
-        self.entry_path.clear();
-        self.entry_path.extend_from_slice(self.dir_path.bytes());
-        push_name(&mut self.entry_path, name);
-        if let Some(breakdown) = &self.breakdown {
-            let file = FileTotals::new(&self.entry_path, depth, st.mode, st.size, st.blocks);
-            breakdown.file(&file);
-        }
     }
 
     /// Builds the current directory's path if not done yet.
@@ -253,8 +212,12 @@ impl<'v> Worker<'v> {
         let file_type = st.map_or(FileType::from_d_type(d_type), |st| {
             FileType::from_mode(st.mode)
         });
-        let path = Path::new(OsStr::from_bytes(&self.entry_path));
         let st = st.filter(|_| shared.config.list_metadata);
+        if shared.sorting.is_some() {
+            self.held.hold(&self.entry_path, file_type, depth, st);
+            return;
+        }
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
         self.visitor
             .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
     }

@@ -332,6 +332,8 @@ impl Walker<'_> {
         let Phase::Stating { batch, .. } = active.phase else {
             unreachable!("a directory ends after its stats")
         };
-        batch.parts.done(self.pool.shared);
+        if let Some(dir) = batch.parts.done(self.pool.shared) {
+            self.worker.dir_done(self.pool.shared, &dir);
+        }
     }
 }

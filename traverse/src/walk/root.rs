@@ -3,6 +3,7 @@
 //! to the engine with the rest of the tree.
 
 use super::*;
+use crate::sort::Sorting;
 
 impl Walk {
     pub(super) fn walk_root(
@@ -137,6 +138,9 @@ impl Walk {
                     &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
                 ),
                 spares: Arc::clone(&self.spares),
+                sorting: (self.config.list)
+                    .then(|| self.config.sort.clone().map(Sorting::new))
+                    .flatten(),
             });
             let root = DirNode::root(croot, fd, st.id(), tally);
             if shared.reads(0) {

@@ -1,0 +1,124 @@
+//! Sorted listings ([`WalkBuilder::sort_by`](crate::WalkBuilder::sort_by)):
+//! a directory's entries are held until the directory is read whole (every
+//! part of it, by whichever workers), then handed to the visitor of the
+//! worker that ended it, sorted and one after another. Only the
+//! directories being read are held, never the whole walk.
+
+use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use io_uring_getdents::dirent::FileType;
+use rustc_hash::FxHashMap;
+
+use crate::node::DirNode;
+use crate::sys::Stat;
+use crate::visit::{Entry, Visitor};
+
+/// The order of [`WalkBuilder::sort_by`](crate::WalkBuilder::sort_by),
+/// shared by every worker.
+#[derive(Clone)]
+pub(crate) struct SortBy(Arc<Compare>);
+
+type Compare = dyn Fn(&Entry<'_>, &Entry<'_>) -> Ordering + Send + Sync;
+
+impl SortBy {
+    pub(crate) fn new<F>(cmp: F) -> SortBy
+    where
+        F: Fn(&Entry<'_>, &Entry<'_>) -> Ordering + Send + Sync + 'static,
+    {
+        SortBy(Arc::new(cmp))
+    }
+}
+
+impl fmt::Debug for SortBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SortBy(..)")
+    }
+}
+
+/// A listed entry held until its directory ends.
+#[derive(Debug)]
+struct Held {
+    path: Box<[u8]>,
+    file_type: FileType,
+    depth: usize,
+    stat: Option<Stat>,
+}
+
+/// One walk's sorting: the order, and the held entries of the
+/// directories being read, by directory.
+#[derive(Debug)]
+pub(crate) struct Sorting {
+    by: SortBy,
+    /// Keyed by the directory's node address: a node lives while it is
+    /// read (its workers hold it), and a key is removed when it ends.
+    pending: Mutex<FxHashMap<usize, Vec<Held>>>,
+}
+
+/// One worker's held entries of the directory it is in, handed to the
+/// walk's [`Sorting`] when it leaves the directory (one lock a visit,
+/// not one an entry).
+#[derive(Debug, Default)]
+pub(crate) struct Holding(Vec<Held>);
+
+impl Holding {
+    /// Holds the entry at `path`.
+    pub fn hold(&mut self, path: &[u8], file_type: FileType, depth: usize, stat: Option<&Stat>) {
+        self.0.push(Held {
+            path: path.into(),
+            file_type,
+            depth,
+            stat: stat.copied(),
+        });
+    }
+}
+
+impl Sorting {
+    pub fn new(by: SortBy) -> Sorting {
+        Sorting {
+            by,
+            pending: Mutex::new(FxHashMap::default()),
+        }
+    }
+
+    /// Adds what the worker held of `dir` to the directory's entries.
+    pub fn keep(&self, dir: &Arc<DirNode>, held: &mut Holding) {
+        if held.0.is_empty() {
+            return;
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let entries = pending.entry(Arc::as_ptr(dir) as usize).or_default();
+        if entries.is_empty() {
+            std::mem::swap(entries, &mut held.0);
+        } else {
+            entries.append(&mut held.0);
+        }
+    }
+
+    /// `dir` is read whole: its entries go to `visitor`, sorted (a stable
+    /// sort: entries the order calls equal stay in the order read).
+    pub fn end(&self, dir: &Arc<DirNode>, visitor: &mut dyn Visitor) {
+        let held = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.remove(&(Arc::as_ptr(dir) as usize))
+        };
+        let Some(held) = held else {
+            return;
+        };
+        let mut entries: Vec<Entry<'_>> = held
+            .iter()
+            .map(|h| {
+                let path = Path::new(OsStr::from_bytes(&h.path));
+                Entry::new(path, h.file_type, h.depth).with_stat(h.stat.as_ref())
+            })
+            .collect();
+        entries.sort_by(|a, b| (self.by.0)(a, b));
+        for entry in &entries {
+            visitor.visit_entry(entry);
+        }
+    }
+}
