@@ -4,7 +4,7 @@
 usage: report.py RUN_DIR [DOC.md]
 
 Reads RUN_DIR/meta.json, RUN_DIR/env.md, RUN_DIR/checks.tsv and the hyperfine
-exports RUN_DIR/<mode>-<tree>[-list].json (env-<tree>.md: versions, load); writes RUN_DIR/summary.md and
+exports RUN_DIR/<mode>-<tree>[-list|-breakdown|-du|-du-busy].json (env-<tree>.md: versions, load); writes RUN_DIR/summary.md and
 RUN_DIR/chart-<tree>.svg. With DOC.md, the summary also replaces the part of
 DOC.md between the `<!-- compare:begin -->` and `<!-- compare:end -->`
 lines (appended when they are missing). Standard library only.
@@ -169,9 +169,22 @@ def list_table(run, tree):
 def breakdown_table(run, tree):
     return suffix_table(
         run, tree, "-breakdown",
-        "breakdown (ratio = median / plain totals `traverse DIR`; lines of `-d 1` checked against `du -b -d 1`)",
+        "breakdown (ratio = median / plain totals `traverse DIR`; lines of `-d 1` checked against `du -d 1`)",
         lambda n: n == "traverse DIR",
     )
+
+
+def du_tables(run, tree):
+    """The du calls, on an idle machine and beside CPU-bound processes: ratios against `du -s`."""
+    is_du = lambda n: n == "du -s DIR"
+    return [
+        suffix_table(run, tree, "-du", "du calls (ratio = median / `du -s`)", is_du),
+        suffix_table(
+            run, tree, "-du-busy",
+            "du calls on a busy machine (`--busy`: CPU-bound processes beside them; ratio = median / `du -s`)",
+            is_du,
+        ),
+    ]
 
 
 def targets(run, tree):
@@ -309,7 +322,7 @@ def main():
         if warm or cold:
             chart(run, tree, warm, cold, meta["date"])
             text += f"\n![{tree}](bench-runs/{name}/chart-{tree}.svg)\n"
-        tables = [text if warm or cold else None, list_table(run, tree), breakdown_table(run, tree)]
+        tables = [text if warm or cold else None, list_table(run, tree), breakdown_table(run, tree)] + du_tables(run, tree)
         tables = [t for t in tables if t]
         out.extend(tables)
         doc.extend(tables)
