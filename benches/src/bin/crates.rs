@@ -5,7 +5,11 @@
 //! ```text
 //! crates traverse|std|walkdir|jwalk|ignore|tokio-uring TREE
 //! crates tokio-uring-sorted|ignore-rules|tokio-uring-ignore TREE
+//! crates traverse-list|traverse-sorted TREE
 //! ```
+//!
+//! `traverse-list` is traverse-du's listing with each entry's metadata;
+//! `traverse-sorted` the same with each directory sorted by name.
 //!
 //! `tokio-uring-sorted` is `tokio-uring` with each directory sorted by
 //! name; `ignore-rules` and `tokio-uring-ignore` count the entries that
@@ -29,13 +33,16 @@ fn main() -> ExitCode {
     let [way, tree] = args.as_slice() else {
         eprintln!(
             "usage: crates traverse|std|walkdir|jwalk|ignore|tokio-uring\
-             |tokio-uring-sorted|ignore-rules|tokio-uring-ignore TREE"
+             |tokio-uring-sorted|ignore-rules|tokio-uring-ignore\
+             |traverse-list|traverse-sorted TREE"
         );
         return ExitCode::from(2);
     };
     let root = Path::new(tree);
     let total = match way.as_str() {
         "traverse" => traverse_walk(root),
+        "traverse-list" => traverse_list(root, false),
+        "traverse-sorted" => traverse_list(root, true),
         "std" => std_walk(root),
         "walkdir" => walkdir_walk(root),
         "jwalk" => jwalk_walk(root),
@@ -77,6 +84,28 @@ fn traverse_walk(root: &Path) -> io::Result<(u64, u64)> {
     let t = summary.totals;
     let bytes = u64::try_from(t.bytes).map_err(io::Error::other)?;
     Ok((t.files + t.dirs + t.symlinks + t.other, bytes))
+}
+
+/// traverse-du's listing with metadata, as a walkdir user's loop over
+/// entries would be; `sorted`: each directory sorted by name.
+fn traverse_list(root: &Path, sorted: bool) -> io::Result<(u64, u64)> {
+    let builder = traverse::WalkBuilder::new().list(true).list_metadata(true);
+    let builder = if sorted {
+        builder.sort_by_file_name()
+    } else {
+        builder
+    };
+    let (mut total, mut failed) = ((0, 0), None);
+    builder.build().run_with(root, |event| match event {
+        traverse::Event::Entry(e) => {
+            total.0 += 1;
+            total.1 += e.metadata().map_or(0, traverse::Metadata::len);
+        }
+        traverse::Event::Error(e) => {
+            failed.get_or_insert_with(|| io::Error::other(e.to_string()));
+        }
+    });
+    failed.map_or(Ok(total), Err)
 }
 
 /// A `std::fs::read_dir` recursion on one thread.
