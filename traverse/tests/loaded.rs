@@ -1,7 +1,9 @@
 //! The walk on a busy machine: as many workers as the CPUs the process
 //! may use (its affinity, as `taskset` sets it) on a warm tree, and no
 //! more when the workers are slowed down by the CPU rather than blocked
-//! by the disk (a preempted worker is slow without waiting for anything).
+//! by the disk (a preempted worker is slow without waiting for anything);
+//! and `--interactive` with nothing to do takes no CPU (no thread wakes
+//! at a fixed rate).
 
 mod testenv;
 
@@ -191,4 +193,62 @@ fn the_walk_starts_one_worker_per_cpu_of_its_affinity() {
 fn walk_once(path: &Path) {
     let out = traverse([path]);
     assert!(out.status.success(), "{out:?}");
+}
+
+/// The process whose command line is `traverse -i PATH`.
+fn browser_pid(path: &Path) -> Option<u32> {
+    let want = path.as_os_str().as_encoded_bytes();
+    fs::read_dir("/proc").ok()?.find_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        (args.len() >= 3 && args[args.len() - 3] == b"-i" && args[args.len() - 2] == want)
+            .then_some(pid)
+    })
+}
+
+/// The context switches of all the threads of `pid` so far (each one a
+/// time a thread was woken or preempted).
+fn switches(pid: u32) -> u64 {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .filter_map(|t| fs::read_to_string(t.ok()?.path().join("status")).ok())
+        .flat_map(|status| {
+            status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .map(|l| l.split_whitespace().last().unwrap().parse::<u64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// The browser with nothing to do (the scan over, no key) sleeps: its
+/// threads are woken a few times in 2 s, not at a fixed rate (the key
+/// reader woke every 20 ms, 100 times in 2 s, to see whether a shell
+/// (`b`) wanted the terminal). A key still acts at once.
+#[test]
+fn an_idle_browser_sleeps() {
+    let env = TestEnv::new();
+    let root = warm_tree(&env);
+    let script = format!(
+        "{} -i {}; echo EXIT=$?; sleep 60",
+        bin().display(),
+        root.display()
+    );
+    let Some(pane) = Pane::start("idle", (100, 20), &[script.as_ref()]) else {
+        return;
+    };
+    pane.wait("the scan's end", |s| s.contains("scanned in"));
+    let pid = browser_pid(&root).expect("the browser's process");
+    // The last frame drawn.
+    std::thread::sleep(Duration::from_millis(300));
+    let before = switches(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let woken = switches(pid) - before;
+    assert!(woken < 10, "woken {woken} times in 2 s");
+    pane.keys(&["n"]);
+    pane.wait("sorted by name", |s| s.contains("(sort: name)"));
+    pane.keys(&["q"]);
+    pane.wait("exit status 0", |s| s.contains("EXIT=0"));
 }
