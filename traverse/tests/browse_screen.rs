@@ -3,7 +3,8 @@
 //! the flag column (`!` a directory that could not be read, whole or in
 //! part, as `find` run by the same user reports it; `H` a hard-linked
 //! file, `@` not a regular file, as `stat` says); the count column that
-//! `c` hides and shows again. Skipped where tmux is missing (the test VM).
+//! `c` hides and shows again, and the times `m` shows and hides. Skipped
+//! where tmux is missing (the test VM).
 
 mod browser;
 mod testenv;
@@ -193,9 +194,10 @@ fn rows_without_count(screen: &str) -> Vec<(String, String)> {
 }
 
 /// `c` hides the count column (the entries below each row, as `find`
-/// counts them), and shows it again.
+/// counts them), and shows it again; `m` shows the modification times
+/// (set here through std), and hides them again.
 #[test]
-fn c_hides_and_shows_the_count_column() {
+fn c_hides_and_shows_the_count_column_m_the_times() {
     let env = TestEnv::new();
     let t = env.mkdir("t");
     for i in 0..7 {
@@ -203,6 +205,13 @@ fn c_hides_and_shows_the_count_column() {
     }
     env.file("t/two/f", 5000);
     env.file("t/file", 30_000);
+    // 2020-01-02 03:04 UTC, as the browser shows times.
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_577_934_240);
+    for name in ["seven", "two", "file"] {
+        fs::File::open(t.join(name))
+            .and_then(|f| f.set_modified(when))
+            .unwrap();
+    }
     let Some(pane) = start_browser("count-column", &format!("-i {}", t.display())) else {
         return;
     };
@@ -228,6 +237,24 @@ fn c_hides_and_shows_the_count_column() {
                 .is_some_and(|(_, r)| r.split_whitespace().count() == 3)
         })
     });
+    assert_eq!(rows(&screen), want, "{screen}");
+    let time_shown = |s: &str| {
+        let lines: Vec<&str> = s.lines().skip(1).take(want.len()).collect();
+        lines
+            .iter()
+            .filter(|l| l.contains("2020-01-02 03:04"))
+            .count()
+    };
+    assert_eq!(time_shown(&screen), 0, "{screen}");
+    pane.keys(&["m"]);
+    let screen = pane.wait("the times", |s| time_shown(s) == want.len());
+    let names: Vec<&str> = (screen.lines().skip(1).take(want.len()))
+        .map(|l| l.split_whitespace().last().unwrap())
+        .collect();
+    let want_names: Vec<&str> = want.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, want_names, "{screen}");
+    pane.keys(&["m"]);
+    let screen = pane.wait("no times", |s| time_shown(s) == 0);
     assert_eq!(rows(&screen), want, "{screen}");
     pane.keys(&["q"]);
     pane.wait("exit status 0", |s| s.contains("EXIT=0"));
