@@ -94,6 +94,42 @@ fn a_busy_worker_on_a_warm_tree_starts_no_cold_workers() {
     }
 }
 
+/// The closure of `run_with` is called under a lock (one call at a
+/// time): a worker waiting there for another one blocks, which is not
+/// the disk either. A closure busy 1 ms at each directory, on a warm
+/// tree: the workers stay one per CPU.
+#[test]
+fn workers_waiting_for_the_closure_start_no_cold_workers() {
+    let env = TestEnv::new();
+    let root = warm_tree(&env);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let walk = WalkBuilder::new()
+        .engine(Engine::Threads)
+        .list(true)
+        .build();
+    walk.totals(&root);
+    for run in 0..3 {
+        let mut threads = HashSet::new();
+        let summary = walk.run_with(&root, |event| {
+            threads.insert(std::thread::current().id());
+            if let traverse::Event::Entry(e) = event {
+                if e.file_type() == FileType::Directory {
+                    let until = Instant::now() + Duration::from_millis(1);
+                    while Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+        });
+        assert_eq!(summary.totals.dirs, 1 + 40 + 80);
+        assert!(
+            threads.len() <= cores,
+            "run {run}: {} workers on a warm tree, {cores} CPUs",
+            threads.len()
+        );
+    }
+}
+
 /// Counts the threads that walk, listing nothing.
 #[derive(Default)]
 struct Walkers {

@@ -154,7 +154,7 @@ impl<'p> Walker<'p> {
                 switches = Some(sys::voluntary_switches());
                 recount = false;
             }
-            let spawned = pool.started();
+            let (spawned, waits) = (pool.started(), sys::lock_waits());
             let started = switches.map(|_| Instant::now());
             let entries = match work {
                 Work::Dir(dir, dev) => reader.read(worker, pool, &dir, Counted::Yes(dev), &grow),
@@ -163,13 +163,15 @@ impl<'p> Walker<'p> {
             };
             // Slow and blocked during the unit itself (not merely
             // preempted by a busy machine, nor waiting for a worker it
-            // started): waiting for the disk.
+            // started or a lock another worker held): waiting for the
+            // disk.
             let slow = SLOW_UNIT + SLOW_PER_ENTRY * entries as u32;
             if let (Some(before), Some(started)) = (switches, started) {
                 if started.elapsed() > slow {
                     let now = sys::voluntary_switches();
                     if now > before {
-                        if own_count && pool.started() == spawned {
+                        let own = pool.started() == spawned && sys::lock_waits() == waits;
+                        if own_count && own {
                             pool.grow_to(shared.config.max_jobs, scope);
                         } else {
                             recount = true;
