@@ -87,7 +87,7 @@ impl Links {
 
     /// Records an inode with several links, just stat'ed and counted.
     pub fn insert(&self, key: FileId) {
-        let mut set = self.shard(&key).lock().unwrap_or_else(|p| p.into_inner());
+        let mut set = crate::sys::lock(self.shard(&key));
         set.insert(key);
         self.any.store(true, Ordering::Relaxed);
     }
@@ -100,11 +100,7 @@ impl Links {
             return false;
         }
         let key = FileId { dev, ino };
-        let hit = self
-            .shard(&key)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&key);
+        let hit = crate::sys::lock(self.shard(&key)).contains(&key);
         hit && !self.mount_names.contains(name)
     }
 }

@@ -56,7 +56,7 @@ impl<W> Queue<W> {
     }
 
     fn lock(&self) -> MutexGuard<'_, State<W>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sys::lock(&self.state)
     }
 
     /// How many workers wait for work, read without the lock: a busy

@@ -1,10 +1,11 @@
 //! Thin wrappers over the system calls the walkers share.
 
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, SystemTime};
 
 use io_uring_getdents::syscall;
@@ -308,6 +309,33 @@ pub(crate) fn one_malloc_arena_under_address_limit() {
 pub(crate) fn cpus() -> usize {
     static CPUS: OnceLock<usize> = OnceLock::new();
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+thread_local! {
+    /// Locks of the walk the calling thread found held by another thread
+    /// (see [`lock`]).
+    static LOCK_WAITS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Locks a mutex of the walk, counting on the calling thread a lock held
+/// by another: waiting for it may block the thread, a voluntary context
+/// switch that is not the disk's (see [`lock_waits`]). A poisoned lock
+/// only means another worker panicked; the walk is reported as failed
+/// then.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.try_lock() {
+        Ok(guard) => guard,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(TryLockError::WouldBlock) => {
+            LOCK_WAITS.with(|n| n.set(n.get() + 1));
+            m.lock().unwrap_or_else(|p| p.into_inner())
+        }
+    }
+}
+
+/// How many locks of the walk the calling thread found held so far.
+pub(crate) fn lock_waits() -> u64 {
+    LOCK_WAITS.with(Cell::get)
 }
 
 /// How many times the calling thread has blocked (voluntary context

@@ -119,5 +119,5 @@ impl Tally {
 /// worker panicked; the walk is reported as failed then, and the sums
 /// stay consistent.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    crate::sys::lock(m)
 }

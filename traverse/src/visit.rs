@@ -241,7 +241,7 @@ impl<F: FnMut(Event<'_>) + Send> ClosureWorker<'_, F> {
     fn call(&mut self, event: Event<'_>) {
         // Poisoned when the closure panicked on another worker, which ends
         // the walk with an error: the remaining events still arrive.
-        let mut f = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = crate::sys::lock(self.0);
         f(event);
     }
 }

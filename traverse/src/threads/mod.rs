@@ -125,6 +125,12 @@ impl<'p> Walker<'p> {
         // pool may grow, and then once per slow unit: a fast warm walk
         // makes no getrusage call.
         let mut switches: Option<u64> = None;
+        // Whether the next unit counts its own switches: a slow unit that
+        // blocked since an older count may have blocked outside itself (a
+        // lock between two units) while a busy machine preempted it, so
+        // the count is taken again for the next unit before the pool
+        // grows.
+        let mut recount = false;
         // Work nobody waits for: one more of the workers `-j` asked for.
         let grow = || {
             if pool.queue.hungry() == 0 {
@@ -143,23 +149,33 @@ impl<'p> Walker<'p> {
                     }
                 }
             };
-            if switches.is_none() && pool.may_grow() {
+            let own_count = (switches.is_none() || recount) && pool.may_grow();
+            if own_count {
                 switches = Some(sys::voluntary_switches());
+                recount = false;
             }
+            let (spawned, waits) = (pool.started(), sys::lock_waits());
             let started = switches.map(|_| Instant::now());
             let entries = match work {
                 Work::Dir(dir, dev) => reader.read(worker, pool, &dir, Counted::Yes(dev), &grow),
                 Work::Subdir(dir) => reader.read(worker, pool, &dir, Counted::No, &grow),
                 Work::Chunk(batch, range) => reader.stat_chunk(worker, pool, &batch, range),
             };
-            // Slow and blocked (not merely preempted by a busy machine):
-            // waiting for the disk.
+            // Slow and blocked during the unit itself (not merely
+            // preempted by a busy machine, nor waiting for a worker it
+            // started or a lock another worker held): waiting for the
+            // disk.
             let slow = SLOW_UNIT + SLOW_PER_ENTRY * entries as u32;
             if let (Some(before), Some(started)) = (switches, started) {
                 if started.elapsed() > slow {
                     let now = sys::voluntary_switches();
                     if now > before {
-                        pool.grow_to(shared.config.max_jobs, scope);
+                        let own = pool.started() == spawned && sys::lock_waits() == waits;
+                        if own_count && own {
+                            pool.grow_to(shared.config.max_jobs, scope);
+                        } else {
+                            recount = true;
+                        }
                     }
                     switches = Some(now);
                 }

@@ -13,7 +13,13 @@ use crate::testenv::*;
 /// its exit status and stays, or `None` (a note printed) where tmux is
 /// missing.
 pub fn start_sized(name: &str, width: u16, args: &str) -> Option<Pane> {
-    let script = format!("{} {args}; echo EXIT=$?; sleep 60", bin().display());
+    start_line(name, width, &format!("{} {args}", bin().display()))
+}
+
+/// A shell `line` (the program under test behind `env` or `setpriv`, say)
+/// in a pane of `width` columns, as [`start_sized`] runs it.
+pub fn start_line(name: &str, width: u16, line: &str) -> Option<Pane> {
+    let script = format!("{line}; echo EXIT=$?; sleep 60");
     Pane::start(&format!("browse-{name}"), (width, 30), &[script.as_ref()])
 }
 
@@ -171,4 +177,109 @@ pub fn have(command: &str) -> bool {
         .args(["-c", &format!("command -v {command}")])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// A character on screen with its colours (indices of the 256-colour
+/// palette, `u32::MAX` for a 24-bit one; `None`: the terminal's default)
+/// and whether it is in reverse video.
+#[derive(Clone, Copy, Debug)]
+pub struct Cell {
+    pub ch: char,
+    pub fg: Option<u32>,
+    pub bg: Option<u32>,
+    pub reverse: bool,
+}
+
+/// The lines of a screen captured with its escape sequences
+/// ([`Pane::styled_screen`]), each character with the style the
+/// sequences before it set. Read here as a terminal reads SGR sequences
+/// (`ESC [ params m`), not with the browser's code; tmux carries a style
+/// over from one line to the next, so the state is too.
+pub fn cells(styled: &str) -> Vec<Vec<Cell>> {
+    let mut state = Cell {
+        ch: ' ',
+        fg: None,
+        bg: None,
+        reverse: false,
+    };
+    let mut lines = vec![Vec::new()];
+    let mut chars = styled.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => lines.push(Vec::new()),
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut body = String::new();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        if c == 'm' {
+                            apply_sgr(&mut state, &body);
+                        }
+                        break;
+                    }
+                    body.push(c);
+                }
+            }
+            c => lines.last_mut().unwrap().push(Cell { ch: c, ..state }),
+        }
+    }
+    lines
+}
+
+/// Applies the parameters of one SGR sequence to `state`.
+fn apply_sgr(state: &mut Cell, body: &str) {
+    let params: Vec<u32> = if body.is_empty() {
+        vec![0]
+    } else {
+        body.split([';', ':'])
+            .map(|p| p.parse().unwrap_or(0))
+            .collect()
+    };
+    let mut it = params.into_iter();
+    while let Some(p) = it.next() {
+        match p {
+            0 => {
+                (state.fg, state.bg, state.reverse) = (None, None, false);
+            }
+            7 => state.reverse = true,
+            27 => state.reverse = false,
+            30..=37 => state.fg = Some(p - 30),
+            90..=97 => state.fg = Some(p - 90 + 8),
+            40..=47 => state.bg = Some(p - 40),
+            100..=107 => state.bg = Some(p - 100 + 8),
+            39 => state.fg = None,
+            49 => state.bg = None,
+            38 | 48 => {
+                let colour = match it.next() {
+                    Some(5) => it.next(),
+                    Some(2) => {
+                        it.nth(2);
+                        Some(u32::MAX)
+                    }
+                    _ => None,
+                };
+                if p == 38 {
+                    state.fg = colour;
+                } else {
+                    state.bg = colour;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The text of a line of cells.
+pub fn text(line: &[Cell]) -> String {
+    line.iter().map(|c| c.ch).collect()
+}
+
+/// The name on the row drawn in reverse video (the selection), or `None`.
+pub fn selected_name(styled: &str) -> Option<String> {
+    cells(styled)
+        .iter()
+        .skip(1)
+        .take_while(|l| text(l).contains('%'))
+        .find(|l| l.iter().any(|c| !c.ch.is_whitespace() && c.reverse))
+        .map(|l| text(l).split_whitespace().last().unwrap().to_owned())
 }

@@ -574,6 +574,12 @@ impl Pane {
         self.tmux(&["capture-pane", "-p", "-t", &self.server])
     }
 
+    /// What the pane shows now, with the escape sequences of its colours
+    /// and attributes (`capture-pane -e`).
+    pub fn styled_screen(&self) -> String {
+        self.tmux(&["capture-pane", "-e", "-p", "-t", &self.server])
+    }
+
     /// The screen once `ok` holds of it (20 s at most, then a failure
     /// showing the last screen).
     pub fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {

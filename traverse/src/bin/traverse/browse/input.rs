@@ -1,15 +1,15 @@
 //! The terminal's keys, read on a thread of their own and handed over on
 //! a channel of their own, so that no walk message ever queues before a
-//! key; paused while a shell (`b`) owns the terminal.
+//! key; paused while a shell (`b`) owns the terminal. The reader sleeps
+//! until a key comes (no polling: an idle browser is never woken), and a
+//! pause wakes it with SIGWINCH, which crossterm's reader waits for
+//! beside the terminal.
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event};
-
-/// How long the reader waits for a key before it looks at the gate.
-const POLL: Duration = Duration::from_millis(20);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -53,11 +53,8 @@ impl Input {
                     state = g.changed.wait(state).unwrap_or_else(|p| p.into_inner());
                 }
             }
-            match event::poll(POLL) {
-                Ok(false) => continue,
-                Ok(true) => {}
-                Err(_) => break,
-            }
+            // A resize, or the SIGWINCH of a pause, comes as
+            // `Event::Resize`: the loop redraws.
             let Ok(ev) = event::read() else { break };
             if tx.send(ev).is_err() || wake.send(wake_msg()).is_err() {
                 break;
@@ -71,6 +68,11 @@ impl Input {
     pub fn pause(&self) {
         let mut state = self.gate.state.lock().unwrap_or_else(|p| p.into_inner());
         *state = State::PauseAsked;
+        // SAFETY: kill has no memory preconditions; SIGWINCH is handled by
+        // crossterm (its reader wakes), and ignored by default otherwise.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGWINCH);
+        }
         // A reader that ended (the terminal gone) never answers.
         let deadline = Instant::now() + Duration::from_secs(1);
         while *state != State::Paused {

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
@@ -82,8 +82,9 @@ pub enum Msg {
 }
 
 /// The breakdown's side: finished directories of the first level, then
-/// the root.
-struct Trees(Mutex<Sender<Msg>>);
+/// the root. A `Sender` is shared without a lock, so workers never wait
+/// for each other here (a wait would look like one for the disk).
+struct Trees(Sender<Msg>);
 
 impl DirVisitor for Trees {
     fn dir(&self, dir: &DirTotals<'_>) {
@@ -94,7 +95,7 @@ impl DirVisitor for Trees {
         };
         if let Some(msg) = msg {
             // The loop is gone only when the person quit.
-            let _ = lock(&self.0).send(msg);
+            let _ = self.0.send(msg);
         }
     }
 
@@ -103,13 +104,9 @@ impl DirVisitor for Trees {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Errors of the walk go to the status line rather than to stderr, which
 /// the screen covers.
-struct Errors(Mutex<Sender<Msg>>);
+struct Errors(Sender<Msg>);
 
 struct ErrorSender(Sender<Msg>);
 
@@ -124,7 +121,7 @@ impl Visitor for ErrorSender {
 
 impl VisitorBuilder for Errors {
     fn build(&self) -> Box<dyn Visitor + '_> {
-        Box::new(ErrorSender(lock(&self.0).clone()))
+        Box::new(ErrorSender(self.0.clone()))
     }
 }
 
@@ -188,8 +185,8 @@ pub fn run(root: &Path, walk: &Walk, interrupt: &AtomicBool, opts: Options) -> E
         if let Some(fd) = browser.root_fd.as_ref().and_then(|fd| fd.try_clone().ok()) {
             let tx = tx.clone();
             scope.spawn(move || {
-                let trees = Arc::new(Trees(Mutex::new(tx.clone())));
-                let errors = Errors(Mutex::new(tx.clone()));
+                let trees = Arc::new(Trees(tx.clone()));
+                let errors = Errors(tx.clone());
                 let dirs = trees as Arc<dyn DirVisitor>;
                 let summary = walk.run_dirs_at(fd.as_fd(), root, &errors, dirs);
                 let _ = tx.send(Msg::Done(summary));
@@ -347,7 +344,7 @@ impl<'env> Loop<'_, 'env> {
         let (levels, cwd) = (b.model.levels(), b.model.cwd().to_vec());
         let (root, tx, walk) = (b.model.root_path.clone(), self.tx.clone(), self.walk);
         scope.spawn(move || {
-            let errors = Errors(Mutex::new(tx.clone()));
+            let errors = Errors(tx.clone());
             let tree = confirmed::rescan(walk, fd.as_fd(), &root, &levels, &errors);
             let _ = tx.send(Msg::Rescanned(cwd, tree));
         });
