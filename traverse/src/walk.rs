@@ -230,7 +230,8 @@ impl Walk {
                         format!("cannot start a thread for the walk: {cause}"),
                     );
                     visitors.build().error(Error::new(root, Op::Read, cause));
-                    let mut acc = Accumulator::new(self.config.count_links);
+                    let mut acc =
+                        Accumulator::new(self.config.count_links, self.config.latest_time);
                     acc.totals.errors += 1;
                     self.finish(acc)
                 }

@@ -52,7 +52,7 @@ pub(crate) struct Worker<'v> {
 impl<'v> Worker<'v> {
     pub fn new(shared: &Shared, visitor: Box<dyn Visitor + 'v>) -> Worker<'v> {
         Worker {
-            acc: Accumulator::new(shared.config.count_links),
+            acc: Accumulator::new(shared.config.count_links, shared.config.latest_time),
             visitor,
             dir: None,
             dir_path: PathCache::default(),
@@ -137,10 +137,10 @@ impl<'v> Worker<'v> {
                 push_name(&mut self.entry_path, name);
             }
             if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
-                breakdown.link(dir, &self.entry_path, st);
+                breakdown.link(dir, &self.entry_path, st, self.acc.time_of(st));
             }
         } else {
-            self.here.add_stat(st);
+            self.here.add_stat(st, self.acc.time_field());
             if let Some(name) = name.filter(|_| !st.is_dir()) {
                 self.file(name, st);
             }
@@ -175,7 +175,9 @@ impl<'v> Worker<'v> {
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
         if let Some(breakdown) = &self.breakdown {
-            let file = FileTotals::new(&self.entry_path, depth, st.mode, st.size, st.blocks);
+            let time = self.acc.time_of(st);
+            let file =
+                FileTotals::new(&self.entry_path, depth, st.mode, (st.size, st.blocks), time);
             breakdown.file(&file);
         }
     }

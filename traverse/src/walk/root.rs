@@ -12,7 +12,7 @@ impl Walk {
         visitors: &dyn VisitorBuilder,
         dirs: Option<Arc<dyn DirVisitor>>,
     ) -> Summary {
-        let mut acc = Accumulator::new(self.config.count_links);
+        let mut acc = Accumulator::new(self.config.count_links, self.config.latest_time);
         let mut visitor = visitors.build();
         let croot = match CString::new(root.as_os_str().as_bytes()) {
             Ok(c) => c,
@@ -122,7 +122,7 @@ impl Walk {
                 .map(|dirs| Arc::new(Breakdown::new(dirs)));
             let tally = breakdown
                 .as_ref()
-                .map(|b| Tally::new(Some(&st), croot.to_bytes(), b.ncdu));
+                .map(|b| Tally::new(Some(&st), croot.to_bytes(), b.ncdu, self.config.latest_time));
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,

@@ -353,6 +353,7 @@ impl Opts {
             walk = walk
                 .follow_links(du.deref == Deref::Always)
                 .follow_root_links(du.deref == Deref::Args)
+                .latest_time(du.times.as_ref().map(|t| t.field))
                 .count_once(du.paths.len() > 1 || du.files0_from.is_some());
         }
         let apparent = self.apparent_size || self.du.bytes();
