@@ -380,6 +380,7 @@ impl WalkBuilder {
             interrupt: self.interrupt.clone().unwrap_or_default(),
             seen: Mutex::new(HashSet::new()),
             dirs_seen: Mutex::default(),
+            files_seen: Mutex::default(),
             mount_names: Mutex::default(),
             progress: Arc::new(Progress::default()),
             spares: Arc::default(),

@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::breakdown::Breakdown;
 use crate::config::Config;
@@ -60,6 +60,13 @@ pub(crate) struct Shared {
     /// With [`Config::count_once`]: the directories counted under the
     /// roots walked before this one.
     pub counted_before: Option<Arc<DirSet>>,
+    /// With [`Config::count_once`]: the files counted before this root
+    /// ([`Walk::count_file_once`](crate::Walk::count_file_once)), when
+    /// there are any.
+    pub files_before: Option<Arc<DirSet>>,
+    /// With links followed: every directory reached so far, to count and
+    /// read each once however many links lead to it (as `du -L`).
+    pub reached: Option<Mutex<DirSet>>,
     /// The mount points' names, read once for a series of roots.
     pub mount_names: Arc<MountNames>,
     /// Buffers and rings kept from one root to the next.
@@ -70,6 +77,15 @@ pub(crate) struct Shared {
 pub(crate) type DirSet = FxHashSet<FileId>;
 
 impl Shared {
+    /// Whether the directory `st` is reached for the first time (always,
+    /// unless links are followed): a further time, it is left out.
+    pub fn first_reach(&self, st: &Stat) -> bool {
+        self.reached.as_ref().is_none_or(|set| {
+            let mut set = set.lock().unwrap_or_else(|p| p.into_inner());
+            set.insert(st.id())
+        })
+    }
+
     pub fn interrupted(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed)
     }

@@ -45,8 +45,9 @@ pub(crate) struct Worker<'v> {
     /// reading it failed.
     here_ncdu: Vec<u8>,
     here_failed: bool,
-    /// See [`Shared::counted_before`].
+    /// See [`Shared::counted_before`] and [`Shared::files_before`].
     counted_before: Option<Arc<DirSet>>,
+    files_before: Option<Arc<DirSet>>,
 }
 
 impl<'v> Worker<'v> {
@@ -64,6 +65,7 @@ impl<'v> Worker<'v> {
             here_ncdu: Vec::new(),
             here_failed: false,
             counted_before: shared.counted_before.clone(),
+            files_before: shared.files_before.clone(),
         }
     }
 
@@ -175,9 +177,8 @@ impl<'v> Worker<'v> {
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
         if let Some(breakdown) = &self.breakdown {
-            let time = self.acc.time_of(st);
-            let file =
-                FileTotals::new(&self.entry_path, depth, st.mode, (st.size, st.blocks), time);
+            let (sizes, time) = ((st.size, st.blocks), self.acc.time_of(st));
+            let file = FileTotals::new(&self.entry_path, depth, st.mode, sizes, time);
             breakdown.file(&file);
         }
     }
@@ -362,6 +363,10 @@ impl<'v> Worker<'v> {
             self.dir_loop(same);
             return false;
         }
+        if !shared.first_reach(st) {
+            self.leave_out_dir();
+            return false;
+        }
         dir.set_id(st.id());
         true
     }
@@ -386,6 +391,10 @@ impl<'v> Worker<'v> {
                 self.entry_loop(name, ancestor);
                 return false;
             }
+        }
+        // Reached again through another link: du -L counts it once.
+        if st.is_some_and(|st| st.is_dir() && !shared.first_reach(st)) {
+            return false;
         }
         let is_dir = match st {
             Some(st) if shared.config.one_file_system && shared.crosses(st) => {
@@ -428,17 +437,6 @@ impl<'v> Worker<'v> {
             self.list(shared, name, d_type, st, depth);
         }
         is_dir
-    }
-}
-
-impl Worker<'_> {
-    /// Whether `st` is a directory counted under an earlier root.
-    fn counted_before(&self, st: &Stat) -> bool {
-        st.is_dir()
-            && self
-                .counted_before
-                .as_ref()
-                .is_some_and(|set| set.contains(&st.id()))
     }
 }
 

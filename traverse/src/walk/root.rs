@@ -133,6 +133,15 @@ impl Walk {
                 progress: Arc::clone(&self.progress),
                 breakdown,
                 counted_before,
+                files_before: self
+                    .config
+                    .count_once
+                    .then(|| Arc::clone(&self.files_seen.lock().unwrap_or_else(|p| p.into_inner())))
+                    .filter(|set| !set.is_empty()),
+                reached: self
+                    .config
+                    .follow_links
+                    .then(|| Mutex::new(DirSet::from_iter([st.id()]))),
                 mount_names: Arc::clone(
                     &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
                 ),

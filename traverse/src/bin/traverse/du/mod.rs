@@ -12,7 +12,7 @@ pub mod size;
 pub mod text;
 mod time;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -114,9 +114,8 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
     let mut write_failed = None;
     let mut total = 0u128;
     let mut total_time = None;
-    // Non-directories seen, to count each inode once (directories are
-    // the walk's own `count_once`).
-    let mut seen = HashSet::new();
+    // du remembers every inode with several PATHs or -L, else hard-linked
+    // files only.
     let hash_all = operands.several() || du.deref == Deref::Always;
     while let Some(path) = operands.next(&messages) {
         if interrupt.load(Ordering::Relaxed) {
@@ -160,7 +159,7 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
             use std::os::unix::fs::MetadataExt;
             let repeated = !du.count_links
                 && (hash_all || meta.nlink() > 1)
-                && !seen.insert((meta.dev(), meta.ino()));
+                && !walk.count_file_once(&path, meta.dev(), meta.ino());
             if repeated {
                 continue;
             }
