@@ -23,7 +23,7 @@ use crate::breakdown::Breakdown;
 use crate::config::Config;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
-use crate::links::{Links, MountNames};
+use crate::links::{shard_of, Links, MountNames, SHARDS};
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
 use crate::spare::Spares;
@@ -64,9 +64,12 @@ pub(crate) struct Shared {
     /// ([`Walk::count_file_once`](crate::Walk::count_file_once)), when
     /// there are any.
     pub files_before: Option<Arc<DirSet>>,
-    /// With links followed: every directory reached so far, to count and
-    /// read each once however many links lead to it (as `du -L`).
-    pub reached: Option<Mutex<DirSet>>,
+    /// With links followed (and not `count_links`): every directory and
+    /// file reached so far by
+    /// this root's walk and those before it, to count each once however
+    /// many links lead to it (as `du -L`); split in locks by inode, as
+    /// [`crate::links`].
+    pub reached: Option<Arc<[Mutex<DirSet>]>>,
     /// The mount points' names, read once for a series of roots.
     pub mount_names: Arc<MountNames>,
     /// Buffers and rings kept from one root to the next.
@@ -77,12 +80,20 @@ pub(crate) struct Shared {
 pub(crate) type DirSet = FxHashSet<FileId>;
 
 impl Shared {
-    /// Whether the directory `st` is reached for the first time (always,
-    /// unless links are followed): a further time, it is left out.
+    /// An empty set for [`reached`](Self::reached).
+    pub fn reach_set() -> Arc<[Mutex<DirSet>]> {
+        (0..SHARDS).map(|_| Mutex::default()).collect()
+    }
+
+    /// Whether `st` is reached for the first time (always, unless links
+    /// are followed): a further time, it is left out.
     pub fn first_reach(&self, st: &Stat) -> bool {
-        self.reached.as_ref().is_none_or(|set| {
-            let mut set = set.lock().unwrap_or_else(|p| p.into_inner());
-            set.insert(st.id())
+        self.reached.as_ref().is_none_or(|shards| {
+            let id = st.id();
+            let mut set = shards[shard_of(&id)]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            set.insert(id)
         })
     }
 

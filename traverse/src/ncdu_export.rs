@@ -73,7 +73,7 @@ pub(crate) fn ncdu_entry(out: &mut Vec<u8>, name: &[u8], st: &Stat, other_fs: bo
     } else if st.mode & libc::S_IFMT != libc::S_IFREG && !st.is_dir() {
         out.extend_from_slice(b",\"notreg\":true");
     }
-    if st.nlink > 1 && !st.is_dir() {
+    if st.is_hard_linked() {
         out.extend_from_slice(b",\"hlnkc\":true,\"nlink\":");
         push_number(out, st.nlink);
     }

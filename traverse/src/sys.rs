@@ -41,10 +41,6 @@ pub(crate) struct Stat {
     /// the call told: only a mount root can repeat an ancestor (a bind
     /// mount), so the others skip the loop check.
     pub mount_root: Option<bool>,
-    /// Reached in a walk that follows links, where any file may be
-    /// reached by several names: counted once, as a hard-linked one (`du
-    /// -L` counts every inode once).
-    pub followed: bool,
     // Owner, group and times: what a listing with metadata hands out
     // (asked for with `STATX_LS_MASK`); the totals never read them.
     pub uid: u32,
@@ -87,11 +83,10 @@ impl Stat {
     }
 
     /// Whether other names may lead to this inode, so that `du` counts it
-    /// once: several links (or any, when links are followed), and not a
-    /// directory (a directory always has several, "." and its children's
-    /// "..", and is never shared).
+    /// once: several links, and not a directory (a directory always has
+    /// several, "." and its children's "..", and is never shared).
     pub fn is_hard_linked(&self) -> bool {
-        (self.nlink > 1 || self.followed) && !self.is_dir()
+        self.nlink > 1 && !self.is_dir()
     }
 
     /// The fields of a `std` metadata (the `std` and `tokio` engines): no
@@ -108,7 +103,6 @@ impl Stat {
             blocks: meta.blocks(),
             mnt_id: None,
             mount_root: None,
-            followed: false,
             uid: meta.uid(),
             gid: meta.gid(),
             atime: Time::from_ext(meta.atime(), meta.atime_nsec()),
@@ -129,7 +123,6 @@ impl Stat {
             mnt_id: (stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id),
             mount_root: (stx.stx_attributes_mask & MOUNT_ROOT != 0)
                 .then_some(stx.stx_attributes & MOUNT_ROOT != 0),
-            followed: false,
             uid: stx.stx_uid,
             gid: stx.stx_gid,
             atime: Time::from_statx(&stx.stx_atime),

@@ -231,7 +231,6 @@ mod tests {
             blocks,
             mnt_id: None,
             mount_root: None,
-            followed: false,
             uid: 0,
             gid: 0,
             atime: Timestamp::default(),

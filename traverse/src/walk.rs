@@ -65,6 +65,8 @@ pub struct Walk {
     /// ([`count_file_once`](Walk::count_file_once)): later runs leave them
     /// out.
     pub(crate) files_seen: Mutex<Arc<DirSet>>,
+    /// With links followed: see [`Shared::reached`].
+    pub(crate) reached: Arc<[Mutex<DirSet>]>,
     /// Read once for the runs from one [`run`](Walk::run) to the next.
     pub(crate) mount_names: Mutex<Arc<MountNames>>,
     pub(crate) progress: Arc<Progress>,
@@ -133,6 +135,9 @@ impl Walk {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         *self.files_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
+        for shard in self.reached.iter() {
+            shard.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
         *self.mount_names.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         self.progress.reset();
     }
@@ -290,7 +295,8 @@ impl Walk {
     /// the last [`run`](Walk::run), as `du` with several PATHs counts every
     /// inode once; if so, it now counts as seen, and later runs
     /// ([`run_next`](Walk::run_next)) leave it out. Counted before: a file
-    /// given so before, a hard-linked file counted by a run, or a file in
+    /// given so before, a hard-linked file counted by a run (or any file,
+    /// with links followed: `du -L` remembers every inode), or a file in
     /// a directory a run counted with
     /// [`count_once`](crate::WalkBuilder::count_once) (unless that run
     /// left it out by a filter: it is taken as counted then too).
@@ -311,11 +317,17 @@ impl Walk {
     /// ```
     pub fn count_file_once(&self, path: &Path, dev: u64, ino: u64) -> bool {
         let id = FileId { dev, ino };
-        if self
+        let counted = self
             .seen
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains(&id)
+            .contains(&id);
+        let shard = &self.reached[crate::links::shard_of(&id)];
+        if counted
+            || shard
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&id)
         {
             return false;
         }

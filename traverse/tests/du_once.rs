@@ -69,6 +69,7 @@ fn a_file_path_inside_another_path_counts_once() {
         &["-S", "-c", "real/sub/g", "real"],
         &["--inodes", "-c", "real", "real/f"],
         &["-c", "real/f", "top/l1"],
+        &["-l", "-c", "real", "real/sub", "real/f", "real"],
         &["-H", "-c", "real/f", "top/l1"],
     ] {
         same_as_gnu(dir, args);
@@ -101,6 +102,8 @@ fn under_dereference_a_directory_or_file_reached_twice_counts_once() {
         &["-L", "-S", "top"],
         &["-L", "--inodes", "top"],
         &["-L", "-c", "top/l1", "top/l2"],
+        &["-L", "-l", "top"],
+        &["-L", "-l", "-a", "-c", "top", "real"],
     ] {
         same_as_gnu(dir, args);
     }
@@ -134,6 +137,23 @@ fn under_dereference_a_link_to_an_ancestor_is_passed_over_silently() {
     ] {
         let gnu = du(true, env.root(), args);
         assert_eq!((gnu.0, gnu.2.as_str()), (0, ""), "GNU du {args:?}");
+        same_as_gnu(env.root(), args);
+    }
+}
+
+/// Under -L, a file PATH reached before through a link to it.
+#[test]
+fn under_dereference_a_file_path_reached_through_an_earlier_link_counts_once() {
+    let env = TestEnv::new();
+    env.file("real/f", 5000);
+    env.mkdir("top");
+    symlink("../real/f", env.root().join("top/lf")).unwrap();
+    for args in [
+        &["-L", "-c", "top", "real/f"][..],
+        &["-L", "-c", "real/f", "top"],
+        &["-L", "-c", "top/lf", "real"],
+        &["-L", "-a", "-c", "top", "real"],
+    ] {
         same_as_gnu(env.root(), args);
     }
 }

@@ -72,10 +72,12 @@ impl WalkBuilder {
     /// [`Error::loop_ancestor`](crate::Error::loop_ancestor) names the
     /// ancestor, found by (device, inode) among the directory's ancestors.
     /// As `du -L`, every directory and file is counted once however many
-    /// links lead to it: a directory reached again elsewhere is passed
-    /// over silently (which of its paths is walked depends on the order
-    /// the workers reach them), a file sizes once (as a hard-linked one,
-    /// under the path that sorts first).
+    /// links lead to it, here and under the roots of earlier
+    /// [`run_next`](crate::Walk::run_next)s: reached again, it is passed
+    /// over silently (which of its paths counts it depends on the order
+    /// the workers reach them). With
+    /// [`count_links`](Self::count_links), as `du -L -l`, each is counted
+    /// every time.
     /// Also follows the root ([`follow_root_links`](Self::follow_root_links)).
     /// Only the parallel engines (`threads`, `uring`) follow links below
     /// the root. Off by default: a walk never leaves its tree.

@@ -393,7 +393,7 @@ impl<'v> Worker<'v> {
             }
         }
         // Reached again through another link: du -L counts it once.
-        if st.is_some_and(|st| st.is_dir() && !shared.first_reach(st)) {
+        if st.is_some_and(|st| !shared.first_reach(st)) {
             return false;
         }
         let is_dir = match st {

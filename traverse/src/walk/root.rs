@@ -138,15 +138,16 @@ impl Walk {
                     .count_once
                     .then(|| Arc::clone(&self.files_seen.lock().unwrap_or_else(|p| p.into_inner())))
                     .filter(|set| !set.is_empty()),
-                reached: self
-                    .config
-                    .follow_links
-                    .then(|| Mutex::new(DirSet::from_iter([st.id()]))),
+                // With `count_links`, du counts every name: none is left out.
+                reached: (self.config.follow_links && !self.config.count_links)
+                    .then(|| Arc::clone(&self.reached)),
                 mount_names: Arc::clone(
                     &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
                 ),
                 spares: Arc::clone(&self.spares),
             });
+            // Reached: a link back to it is passed over.
+            shared.first_reach(&st);
             let root = DirNode::root(croot, fd, st.id(), tally);
             if shared.reads(0) {
                 acc.merge(dispatch::walk(&shared, root, visitors));

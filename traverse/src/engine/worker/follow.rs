@@ -27,16 +27,10 @@ impl Worker<'_> {
             return Some(None);
         };
         if !st.is_symlink() {
-            return Some(Some(Stat {
-                followed: true,
-                ..*st
-            }));
+            return Some(Some(*st));
         }
         match self.follow(name, mask) {
-            Ok(target) => Some(Some(Stat {
-                followed: true,
-                ..target
-            })),
+            Ok(target) => Some(Some(target)),
             Err(cause) => {
                 self.entry_error(name, Op::Stat, cause);
                 None
