@@ -157,3 +157,36 @@ fn under_dereference_a_file_path_reached_through_an_earlier_link_counts_once() {
         same_as_gnu(env.root(), args);
     }
 }
+
+/// A directory claiming its parent's inode number (testfs, FUSE): a
+/// cycle that no mount point explains, which du reports with its
+/// "WARNING: Circular directory structure" (and exit 1) when it follows
+/// no link, and passes over silently when it remembers every inode
+/// (several PATHs, or -L; not with -l).
+#[test]
+fn a_false_cycle_is_reported_as_du_reports_it() {
+    let env = TestEnv::new();
+    let src = env.mkdir("src");
+    env.file("src/a/file", 20);
+    env.file("src/a/b/c/deep", 30);
+    env.file("src/x/y", 50);
+    let options = testfs::Options::new().inode_of("a/b", "a");
+    // Mounted at `mnt`, beside `src`.
+    let Some(_mount) = mount_testfs(&env, &src, &options) else {
+        return;
+    };
+    for args in [
+        &["mnt"][..],
+        &["-a", "mnt"],
+        &["-s", "mnt"],
+        &["-H", "mnt/a"],
+        &["-L", "mnt"],
+        &["-c", "mnt/x", "mnt"],
+        &["-l", "-c", "mnt/x", "mnt"],
+        &["-l", "-L", "mnt"],
+    ] {
+        let want = du(true, env.root(), args);
+        let got = du(false, env.root(), args);
+        assert_eq!(got, want, "du {args:?}");
+    }
+}

@@ -6,6 +6,7 @@
 //! 9.2.
 
 mod args;
+mod cycle;
 mod exclude;
 mod operands;
 pub mod size;
@@ -63,6 +64,10 @@ pub struct Du {
 struct Messages {
     name: &'static str,
     errors: AtomicU64,
+    deref: Deref,
+    /// du remembers every inode (several PATHs or -L, not -l): a cycle's
+    /// directory is then one seen before, passed over silently.
+    hash_all: bool,
 }
 
 impl Messages {
@@ -79,10 +84,18 @@ impl Visitor for &Messages {
         let path = text::quote(err.path().as_os_str().as_bytes());
         let cause = text::strerror(err.cause());
         match err.op() {
-            // A directory met again below itself: a bind mount of an
-            // ancestor, or a link to one with -L. du passes over both
-            // without a word, and counts the directory once.
-            Op::Loop => {}
+            // A directory met again below itself: du passes over a bind
+            // mount of an ancestor, or with -L a link to one, without a
+            // word, and counts the directory once; another cycle is
+            // du's "corrupted file system".
+            Op::Loop => {
+                let ancestor = err.loop_ancestor().unwrap_or(Path::new(""));
+                let depth = err.depth().unwrap_or(1);
+                let warning = cycle::warning(self.deref, err.path(), ancestor, depth);
+                if let Some(text) = warning.filter(|_| !self.hash_all) {
+                    self.report(format_args!("{text}"));
+                }
+            }
             // A dangling link, followed: fts gives no cause, nor du.
             Op::Stat if dangling(err.path(), err.cause()) => {
                 self.report(format_args!("cannot access {path}"))
@@ -104,6 +117,9 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
     let messages = Messages {
         name: du.name,
         errors: AtomicU64::new(0),
+        deref: du.deref,
+        hash_all: !du.count_links
+            && (du.paths.len() > 1 || du.files0_from.is_some() || du.deref == Deref::Always),
     };
     let mut operands = match Operands::new(du) {
         Ok(operands) => operands,
