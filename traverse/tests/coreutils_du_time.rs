@@ -163,6 +163,27 @@ fn times_as_gnu_du_prints_them() {
     }
 }
 
+/// Every engine keeps the same latest times (each makes its own stats).
+#[test]
+fn every_engine_gives_gnu_du_times() {
+    let env = TestEnv::new();
+    tree(&env);
+    let dir = env.root();
+    du(true, dir, "UTC0", &[], &["--time=atime", "t"]);
+    for args in [
+        &["--time=atime", "-a", "t"][..],
+        &["--time", "-S", "-a", "-c", "t"],
+        &["--time=ctime", "-s", "t"],
+    ] {
+        let want = sorted(du(true, dir, "UTC0", &[], args));
+        for engine in ENGINES {
+            let args = [&["--engine", engine][..], args].concat();
+            let got = sorted(du(false, dir, "UTC0", &[], &args));
+            assert_eq!(got, want, "du {args:?}");
+        }
+    }
+}
+
 /// `TIME_STYLE` as du reads it: `locale` is long-iso, `posix-` prefixes
 /// go, a `+FORMAT` ends at a newline, `--time-style` wins, and a bad
 /// style is refused (only with --time).
