@@ -65,10 +65,9 @@ pub(crate) struct Shared {
     /// there are any.
     pub files_before: Option<Arc<DirSet>>,
     /// With links followed (and not `count_links`): every directory and
-    /// file reached so far by
-    /// this root's walk and those before it, to count each once however
-    /// many links lead to it (as `du -L`); split in locks by inode, as
-    /// [`crate::links`].
+    /// file reached so far by this root's walk and those before it, to
+    /// count each once however many links lead to it (as `du -L`); split
+    /// in locks by inode, as [`crate::links`].
     pub reached: Option<Arc<[Mutex<DirSet>]>>,
     /// The mount points' names, read once for a series of roots.
     pub mount_names: Arc<MountNames>,
