@@ -33,6 +33,7 @@ use crate::ncdu_tree::NcduDir;
 use crate::node::DirNode;
 use crate::sys::{FileId, Stat};
 use crate::tally::lock;
+use crate::timestamp::Timestamp;
 use crate::totals::Totals;
 
 /// Receives each directory of a walk once its whole subtree is counted:
@@ -113,6 +114,9 @@ pub trait DirVisitor: Send + Sync {
 pub struct DirTotals<'a> {
     node: &'a Arc<DirNode>,
     totals: &'a Totals,
+    /// The latest time of the directory and its entries that are not
+    /// directories.
+    latest_here: Option<Timestamp>,
     /// Names of hard-linked inodes in the subtree beyond the one counted.
     more_names: u64,
     /// The directory's tree, until [`take_tree`](Self::take_tree) takes it
@@ -141,6 +145,24 @@ impl DirTotals<'_> {
     /// The totals of the directory and everything below it.
     pub fn totals(&self) -> &Totals {
         self.totals
+    }
+
+    /// The latest time (the one [`WalkBuilder::latest_time`](crate::WalkBuilder::latest_time)
+    /// chose) of the directory itself and of its entries that are not
+    /// directories, its subdirectories left out: what `du -S --time`
+    /// prints. The whole subtree's is [`totals`](Self::totals)`().latest`.
+    ///
+    /// ```
+    /// use traverse::{DirTotals, DirVisitor};
+    /// struct Here;
+    /// impl DirVisitor for Here {
+    ///     fn dir(&self, dir: &DirTotals<'_>) {
+    ///         assert!(dir.latest_here() <= dir.totals().latest);
+    ///     }
+    /// }
+    /// ```
+    pub fn latest_here(&self) -> Option<Timestamp> {
+        self.latest_here
     }
 
     /// Its entries as `du --inodes` counts them: the directory and every
@@ -182,12 +204,15 @@ impl DirTotals<'_> {
     }
 }
 
+/// What the breakdown keeps of a hard-linked inode's stat.
+type LinkStat = (u64, u64, u32, Option<Timestamp>);
+
 /// The names met of one hard-linked inode, while the walk runs.
 struct LinkNames {
-    /// Size, blocks and mode, from the stat of one of its names (a further
-    /// name counted from `d_ino` may come first: see
+    /// Size, blocks, mode and the time kept, from the stat of one of its
+    /// names (a further name counted from `d_ino` may come first: see
     /// [`Breakdown::link_known`]).
-    sizes: Option<(u64, u64, u32)>,
+    sizes: Option<LinkStat>,
     /// The path that sorts first, and its directory.
     first: (Vec<u8>, Arc<DirNode>),
     /// The directory of each name (each holds back one part of it).
@@ -225,9 +250,10 @@ impl Breakdown {
     }
 
     /// A name `path` of the hard-linked inode `st`, in `dir` (whose
-    /// reading is not done): `dir` waits until the inode is settled.
-    pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat) {
-        let sizes = (st.size, st.blocks, st.mode);
+    /// reading is not done), whose kept time is `time`: `dir` waits until
+    /// the inode is settled.
+    pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat, time: Option<Timestamp>) {
+        let sizes = (st.size, st.blocks, st.mode, time);
         self.name(st.id(), Some(sizes), dir, path);
     }
 
@@ -239,7 +265,7 @@ impl Breakdown {
         self.name(key, None, dir, path);
     }
 
-    fn name(&self, key: FileId, sizes: Option<(u64, u64, u32)>, dir: &Arc<DirNode>, path: &[u8]) {
+    fn name(&self, key: FileId, sizes: Option<LinkStat>, dir: &Arc<DirNode>, path: &[u8]) {
         let tally = dir.tally().expect("a breakdown tallies every directory");
         tally.hold();
         let mut links = lock(&self.links[shard_of(&key)]);
@@ -264,10 +290,11 @@ impl Breakdown {
             if !tally.part_done() {
                 return;
             }
-            let (totals, more_names, tree) = tally.take_final();
+            let (totals, latest_here, more_names, tree) = tally.take_final();
             let finished = DirTotals {
                 node: cur,
                 totals: &totals,
+                latest_here,
                 more_names,
                 tree: RefCell::new(tree),
             };
@@ -279,7 +306,7 @@ impl Breakdown {
                 return;
             };
             let ptally = parent.tally().expect("a breakdown tallies every directory");
-            ptally.add(&totals);
+            ptally.add_subdir(&totals);
             ptally.add_more_names(more_names);
             if let (Some(mut ptree), Some(tree)) = (ptally.tree(), tree) {
                 ptree.dirs.push(tree);
@@ -313,14 +340,16 @@ impl Breakdown {
             }
             // No sizes: no name of it was counted with its stat (one on
             // another filesystem, under -x), nor in the totals.
-            if let Some((size, blocks, mode)) = names.sizes.filter(|_| !seen.contains(&key)) {
+            if let Some((size, blocks, mode, time)) = names.sizes.filter(|_| !seen.contains(&key)) {
                 let mut sizes = Totals::default();
                 sizes.add_sizes(size, blocks);
+                sizes.add_time(time);
                 let dir = &names.first.1;
                 let tally = dir.tally().expect("a breakdown tallies every directory");
                 tally.add(&sizes);
                 tally.name_counted();
-                let first = FileTotals::new(&names.first.0, dir.depth() + 1, mode, size, blocks);
+                let depth = dir.depth() + 1;
+                let first = FileTotals::new(&names.first.0, depth, mode, (size, blocks), time);
                 self.file(&first);
             }
             holders.extend(names.holders);

@@ -12,6 +12,7 @@ use crate::filter::{EntryFilter, FilterEntry};
 use crate::node::FdBudget;
 use crate::sort::SortBy;
 use crate::sys;
+use crate::timestamp::TimeField;
 use crate::totals::Progress;
 use crate::uring;
 use crate::walk::Walk;
@@ -42,6 +43,7 @@ pub struct WalkBuilder {
     list: bool,
     list_metadata: bool,
     modification_times: bool,
+    latest_time: Option<TimeField>,
     inode_order: Option<usize>,
     interrupt: Option<Arc<AtomicBool>>,
     exclude: Vec<Glob>,
@@ -78,6 +80,7 @@ impl WalkBuilder {
             list: false,
             list_metadata: false,
             modification_times: false,
+            latest_time: None,
             inode_order: Some(INODE_ORDER_THRESHOLD),
             interrupt: None,
             exclude: Vec::new(),
@@ -209,6 +212,27 @@ impl WalkBuilder {
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn modification_times(mut self, yes: bool) -> WalkBuilder {
         self.modification_times = yes;
+        self
+    }
+
+    /// Keep the latest of one of every entry's times in the totals
+    /// ([`Totals::latest`](crate::Totals::latest), and per directory in
+    /// [`DirTotals`](crate::DirTotals)): what `du --time` prints. Every
+    /// `statx` then asks for that time too. `None` (the default): none.
+    ///
+    /// ```
+    /// use traverse::{TimeField, WalkBuilder};
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("f"), b"x")?;
+    /// let walk = WalkBuilder::new().latest_time(Some(TimeField::Modification)).build();
+    /// let latest = walk.totals(dir.path()).totals.latest.unwrap();
+    /// let newest = std::fs::metadata(dir.path())?.modified()?;
+    /// assert!(latest.system_time() >= newest);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn latest_time(mut self, field: Option<TimeField>) -> WalkBuilder {
+        self.latest_time = field;
         self
     }
 
@@ -346,6 +370,7 @@ impl WalkBuilder {
                 list: self.list,
                 list_metadata: self.list_metadata,
                 modification_times: self.modification_times,
+                latest_time: self.latest_time,
                 inode_order: self.inode_order,
                 exclude: self.exclude_set.clone(),
                 filter: self.filter.clone(),
@@ -360,6 +385,8 @@ impl WalkBuilder {
             interrupt: self.interrupt.clone().unwrap_or_default(),
             seen: Mutex::new(HashSet::new()),
             dirs_seen: Mutex::default(),
+            files_seen: Mutex::default(),
+            reached: crate::engine::Shared::reach_set(),
             mount_names: Mutex::default(),
             progress: Arc::new(Progress::default()),
             spares: Arc::default(),

@@ -12,6 +12,7 @@ use io_uring_getdents::detect::RingError;
 use crate::filter::EntryFilter;
 use crate::sort::SortBy;
 use crate::sys::{STATX_LS_MASK, STATX_MASK};
+use crate::timestamp::TimeField;
 
 /// How directories are read and entries stat'ed.
 ///
@@ -224,6 +225,8 @@ pub(crate) struct Config {
     pub list_metadata: bool,
     /// Every stat asks for the modification time too.
     pub modification_times: bool,
+    /// The totals keep the latest of this time ([`Totals::latest`](crate::Totals::latest)).
+    pub latest_time: Option<TimeField>,
     pub inode_order: Option<usize>,
     /// Names left out (`--exclude`).
     pub exclude: Option<Arc<GlobSet>>,
@@ -265,12 +268,14 @@ impl Config {
     /// back a file's pending writes first and may make it ask the server
     /// again, which a walk that counts sizes does not need.
     pub fn statx_mask(&self) -> u32 {
-        if self.list && self.list_metadata {
-            STATX_MASK | STATX_LS_MASK
-        } else if self.modification_times {
-            STATX_MASK | libc::STATX_MTIME
-        } else {
-            STATX_MASK
-        }
+        let latest = self.latest_time.map_or(0, TimeField::statx_bit);
+        latest
+            | if self.list && self.list_metadata {
+                STATX_MASK | STATX_LS_MASK
+            } else if self.modification_times {
+                STATX_MASK | libc::STATX_MTIME
+            } else {
+                STATX_MASK
+            }
     }
 }

@@ -17,13 +17,13 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::breakdown::Breakdown;
 use crate::config::Config;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
-use crate::links::{Links, MountNames};
+use crate::links::{shard_of, Links, MountNames, SHARDS};
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
 use crate::sort::Sorting;
@@ -61,6 +61,15 @@ pub(crate) struct Shared {
     /// With [`Config::count_once`]: the directories counted under the
     /// roots walked before this one.
     pub counted_before: Option<Arc<DirSet>>,
+    /// With [`Config::count_once`]: the files counted before this root
+    /// ([`Walk::count_file_once`](crate::Walk::count_file_once)), when
+    /// there are any.
+    pub files_before: Option<Arc<DirSet>>,
+    /// With links followed (and not `count_links`): every directory and
+    /// file reached so far by this root's walk and those before it, to
+    /// count each once however many links lead to it (as `du -L`); split
+    /// in locks by inode, as [`crate::links`].
+    pub reached: Option<Arc<[Mutex<DirSet>]>>,
     /// The mount points' names, read once for a series of roots.
     pub mount_names: Arc<MountNames>,
     /// Buffers and rings kept from one root to the next.
@@ -74,6 +83,23 @@ pub(crate) struct Shared {
 pub(crate) type DirSet = FxHashSet<FileId>;
 
 impl Shared {
+    /// An empty set for [`reached`](Self::reached).
+    pub fn reach_set() -> Arc<[Mutex<DirSet>]> {
+        (0..SHARDS).map(|_| Mutex::default()).collect()
+    }
+
+    /// Whether `st` is reached for the first time (always, unless links
+    /// are followed): a further time, it is left out.
+    pub fn first_reach(&self, st: &Stat) -> bool {
+        self.reached.as_ref().is_none_or(|shards| {
+            let id = st.id();
+            let mut set = shards[shard_of(&id)]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            set.insert(id)
+        })
+    }
+
     pub fn interrupted(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed)
     }

@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use crate::timestamp::Timestamp;
 use crate::totals::Totals;
 
 /// An entry that is not a directory (a file, a symlink, a FIFO...), as
@@ -36,18 +37,20 @@ pub struct FileTotals<'a> {
 }
 
 impl<'a> FileTotals<'a> {
-    /// The entry `path` at `depth`, of type `mode` (`st_mode`) and sizes
-    /// `size` and `blocks` (`st_size`, `st_blocks`).
+    /// The entry `path` at `depth`, of type `mode` (`st_mode`), sizes
+    /// `size` and `blocks` (`st_size`, `st_blocks`) and the time the walk
+    /// keeps, if it keeps one.
     pub(crate) fn new(
         path: &'a [u8],
         depth: usize,
         mode: u32,
-        size: u64,
-        blocks: u64,
+        (size, blocks): (u64, u64),
+        time: Option<Timestamp>,
     ) -> FileTotals<'a> {
         let mut totals = Totals::default();
         totals.add_kind(mode);
         totals.add_sizes(size, blocks);
+        totals.add_time(time);
         FileTotals {
             path,
             depth,
@@ -66,7 +69,8 @@ impl<'a> FileTotals<'a> {
     }
 
     /// The entry alone: one of `files`, `symlinks` or `other` counts it,
-    /// `bytes` and `disk_bytes` are its sizes (`du -ab`, `du -aB1`).
+    /// `bytes` and `disk_bytes` are its sizes (`du -ab`, `du -aB1`),
+    /// `latest` its time when the walk keeps one.
     pub fn totals(&self) -> &Totals {
         &self.totals
     }

@@ -66,6 +66,7 @@ mod sys;
 mod tally;
 mod threads;
 mod threshold;
+mod timestamp;
 #[cfg(feature = "reference-engines")]
 mod tokio_fs;
 mod totals;
@@ -85,6 +86,7 @@ pub use file_totals::FileTotals;
 pub use filter::FilterEntry;
 pub use ncdu_tree::{NcduDir, NcduEntries, NcduEntry};
 pub use threshold::parse_threshold;
+pub use timestamp::{TimeField, Timestamp};
 pub use totals::{Progress, Totals};
 pub use visit::{Entry, Event, Ignore, Metadata, Visitor, VisitorBuilder};
 pub use walk::{Summary, Walk};

@@ -88,7 +88,7 @@ impl DirNode {
     pub fn child_with_stat(parent: &Arc<DirNode>, name: &CStr, st: Option<&Stat>) -> Arc<DirNode> {
         let tally = parent.tally.as_ref().map(|pt| {
             pt.hold();
-            Box::new(Tally::new(st, name.to_bytes(), pt.ncdu()))
+            Box::new(Tally::new(st, name.to_bytes(), pt.ncdu(), pt.time()))
         });
         let id = st.map(Stat::id);
         let node = DirNode {

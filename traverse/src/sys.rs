@@ -6,9 +6,10 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::{Mutex, MutexGuard, OnceLock, TryLockError};
-use std::time::{Duration, SystemTime};
 
 use io_uring_getdents::syscall;
+
+pub(crate) use crate::timestamp::{TimeField, Timestamp as Time};
 
 /// One statx result, written by the kernel (a `uring` walker's STATX).
 pub(crate) type StatxBuf = std::cell::UnsafeCell<MaybeUninit<libc::statx>>;
@@ -50,51 +51,16 @@ pub(crate) struct Stat {
     pub ctime: Time,
 }
 
-/// A time as `statx` gives it: seconds since the epoch (negative before
-/// it) and nanoseconds added to them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Time {
-    pub sec: i64,
-    pub nsec: u32,
-}
-
-impl Time {
-    /// A time from `std`'s `MetadataExt` fields (`mtime`, `mtime_nsec`);
-    /// the nanoseconds are below a second (`st_mtim` is a `timespec`).
-    #[cfg(feature = "reference-engines")]
-    fn from_ext(sec: i64, nsec: i64) -> Time {
-        Time {
-            sec,
-            nsec: u32::try_from(nsec).unwrap_or(0),
-        }
-    }
-
-    fn from_statx(ts: &libc::statx_timestamp) -> Time {
-        Time {
-            sec: ts.tv_sec,
-            nsec: ts.tv_nsec,
-        }
-    }
-
-    /// The same instant as a `SystemTime`: -1 s and 500 000 000 ns is half
-    /// a second before the epoch, as `std::fs::Metadata::modified` reads
-    /// it. Nanoseconds past a second (which no kernel gives) count as the
-    /// last nanosecond of it, so that no `i64` of seconds can overflow.
-    pub fn system_time(self) -> SystemTime {
-        let secs = Duration::from_secs(self.sec.unsigned_abs());
-        let nanos = Duration::from_nanos(u64::from(self.nsec.min(999_999_999)));
-        let whole = if self.sec < 0 {
-            SystemTime::UNIX_EPOCH.checked_sub(secs)
-        } else {
-            SystemTime::UNIX_EPOCH.checked_add(secs)
-        };
-        whole
-            .and_then(|t| t.checked_add(nanos))
-            .expect("a SystemTime on Linux holds any i64 of seconds and a nanosecond part")
-    }
-}
-
 impl Stat {
+    /// The time `field` (zero unless the `statx` asked for it).
+    pub fn time(&self, field: TimeField) -> Time {
+        match field {
+            TimeField::Access => self.atime,
+            TimeField::Modification => self.mtime,
+            TimeField::StatusChange => self.ctime,
+        }
+    }
+
     /// The file's identity (device, inode).
     pub fn id(&self) -> FileId {
         FileId {

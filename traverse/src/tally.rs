@@ -10,12 +10,17 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::ncdu_tree::NcduDir;
 use crate::sys::Stat;
+use crate::timestamp::{TimeField, Timestamp};
 use crate::totals::Totals;
 
 /// A directory's share of a breakdown.
 #[derive(Debug)]
 pub(crate) struct Tally {
-    sums: Mutex<Totals>,
+    /// The subtree's sums, and the latest time of the directory itself
+    /// and its entries that are not directories (`du -S --time`).
+    sums: Mutex<(Totals, Option<Timestamp>)>,
+    /// The time the sums keep the latest of.
+    time: Option<TimeField>,
     /// Names of hard-linked inodes in the subtree beyond the one counted
     /// (see [`DirTotals::inodes`](crate::DirTotals::inodes)): known once
     /// hard links are settled.
@@ -30,25 +35,31 @@ pub(crate) struct Tally {
 
 impl Tally {
     /// The tally of a directory not read yet (its reading is the one part
-    /// left), its own stat `own` counted.
-    pub fn new(own: Option<&Stat>, name: &[u8], ncdu: bool) -> Tally {
+    /// left), its own stat `own` counted, keeping the latest `time`.
+    pub fn new(own: Option<&Stat>, name: &[u8], ncdu: bool, time: Option<TimeField>) -> Tally {
         let mut sums = Totals::default();
         // The name alone until a stat tells more (a subdirectory is
         // stat'ed once open; if that fails, the name is all there is).
         let mut tree = ncdu.then(|| NcduDir::named(name));
         if let Some(st) = own {
-            sums.add_stat(st);
+            sums.add_stat(st, time);
             if let Some(tree) = &mut tree {
                 tree.set_info(name, st);
             }
         }
         Tally {
-            sums: Mutex::new(sums),
+            sums: Mutex::new((sums, sums.latest)),
+            time,
             more_names: AtomicU64::new(0),
             left: AtomicUsize::new(1),
             left_out: AtomicBool::new(false),
             tree: tree.map(Mutex::new),
         }
+    }
+
+    /// The time the sums keep the latest of.
+    pub fn time(&self) -> Option<TimeField> {
+        self.time
     }
 
     /// Whether an ncdu tree is built.
@@ -77,9 +88,16 @@ impl Tally {
         self.left.fetch_sub(1, Ordering::AcqRel) == 1
     }
 
-    /// Adds what a worker counted here.
+    /// Adds what a worker counted here: the directory's own entries.
     pub fn add(&self, here: &Totals) {
-        *lock(&self.sums) += *here;
+        let mut sums = lock(&self.sums);
+        sums.0 += *here;
+        sums.1 = sums.1.max(here.latest);
+    }
+
+    /// Adds the sums of a subdirectory.
+    pub fn add_subdir(&self, totals: &Totals) {
+        lock(&self.sums).0 += *totals;
     }
 
     /// Counts `n` more names of hard-linked inodes beyond the one each
@@ -94,11 +112,12 @@ impl Tally {
         self.more_names.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Once the last part is done: the final sums, the names beyond the
-    /// one counted, and the tree with those sums (without the room grown
-    /// for more: it is kept until the walk ends).
-    pub fn take_final(&self) -> (Totals, u64, Option<NcduDir>) {
-        let totals = std::mem::take(&mut *lock(&self.sums));
+    /// Once the last part is done: the final sums, the latest time of the
+    /// directory and its entries that are not directories, the names
+    /// beyond the one counted, and the tree with those sums (without the
+    /// room grown for more: it is kept until the walk ends).
+    pub fn take_final(&self) -> (Totals, Option<Timestamp>, u64, Option<NcduDir>) {
+        let (totals, latest_here) = std::mem::take(&mut *lock(&self.sums));
         let more_names = self.more_names.load(Ordering::Acquire);
         let tree = self.tree().map(|mut t| {
             t.entries.shrink_to_fit();
@@ -106,7 +125,7 @@ impl Tally {
             t.totals = totals;
             std::mem::take(&mut *t)
         });
-        (totals, more_names, tree)
+        (totals, latest_here, more_names, tree)
     }
 
     /// With an ncdu export: the directory's tree, to add to.

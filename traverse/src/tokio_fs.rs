@@ -29,7 +29,7 @@ pub(crate) fn walk(
     root: Arc<DirNode>,
     visitors: &dyn VisitorBuilder,
 ) -> Accumulator {
-    let mut total = Accumulator::new(shared.config.count_links);
+    let mut total = Accumulator::new(shared.config.count_links, shared.config.latest_time);
     let mut visitor = visitors.build();
     // The runtime's own threads only pass work around (every `tokio::fs`
     // call runs on the blocking pool, which grows with the `jobs` tasks),

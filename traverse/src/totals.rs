@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use std::ops::AddAssign;
 
 use crate::sys::{FileId, Stat};
+use crate::timestamp::{TimeField, Timestamp};
 
 /// The totals of one tree: counts by type, sizes, and errors.
 ///
@@ -55,6 +56,11 @@ pub struct Totals {
     pub dir_bytes: u128,
     /// Entries or directories that could not be read.
     pub errors: u64,
+    /// The latest of the time chosen by
+    /// [`WalkBuilder::latest_time`](crate::WalkBuilder::latest_time) among
+    /// the entries counted (a hard-linked inode where its size is):
+    /// `du --time`. `None` when no time was asked for.
+    pub latest: Option<Timestamp>,
 }
 
 impl AddAssign for Totals {
@@ -67,6 +73,7 @@ impl AddAssign for Totals {
         self.disk_bytes += rhs.disk_bytes;
         self.dir_bytes += rhs.dir_bytes;
         self.errors += rhs.errors;
+        self.latest = self.latest.max(rhs.latest);
     }
 }
 
@@ -97,13 +104,20 @@ impl Totals {
         self.disk_bytes += disk_bytes(blocks);
     }
 
-    /// Counts one entry by its stat: its kind and its sizes.
-    pub(crate) fn add_stat(&mut self, st: &Stat) {
+    /// Counts one entry by its stat: its kind, its sizes, and its time
+    /// `field` when the walk keeps one.
+    pub(crate) fn add_stat(&mut self, st: &Stat, field: Option<TimeField>) {
         self.add_kind(st.mode);
         self.add_sizes(st.size, st.blocks);
         if st.is_dir() {
             self.dir_bytes += u128::from(st.size);
         }
+        self.add_time(field.map(|f| st.time(f)));
+    }
+
+    /// Keeps `time` if it is the latest.
+    pub(crate) fn add_time(&mut self, time: Option<Timestamp>) {
+        self.latest = self.latest.max(time);
     }
 }
 
@@ -121,19 +135,22 @@ pub(crate) struct Accumulator {
     /// Fx rather than std's SipHash: the keys are inode numbers, not
     /// attacker-chosen, and hashing them was 9 % of a warm walk of a tree
     /// of hard links.
-    links: FxHashMap<FileId, (u64, u64)>,
+    links: FxHashMap<FileId, (u64, u64, Option<Timestamp>)>,
     count_links: bool,
+    /// [`Config::latest_time`](crate::config::Config).
+    time: Option<TimeField>,
     /// With [`Config::count_once`](crate::config::Config): the directories
     /// counted, for the roots after this one.
     pub dirs: Vec<FileId>,
 }
 
 impl Accumulator {
-    pub fn new(count_links: bool) -> Accumulator {
+    pub fn new(count_links: bool, time: Option<TimeField>) -> Accumulator {
         Accumulator {
             totals: Totals::default(),
             links: FxHashMap::default(),
             count_links,
+            time,
             dirs: Vec::new(),
         }
     }
@@ -143,17 +160,29 @@ impl Accumulator {
         self.count_links
     }
 
+    /// The time of `st` the totals keep, if they keep one.
+    pub fn time_of(&self, st: &Stat) -> Option<Timestamp> {
+        self.time.map(|f| st.time(f))
+    }
+
+    /// Which time the totals keep the latest of.
+    pub fn time_field(&self) -> Option<TimeField> {
+        self.time
+    }
+
     /// Counts one entry by its stat.
     pub fn add(&mut self, st: &Stat) {
         self.totals.add_kind(st.mode);
         // du keeps one record per hard-linked inode.
         if !self.count_links && st.is_hard_linked() {
-            self.links.insert(st.id(), (st.size, st.blocks));
+            let time = self.time_of(st);
+            self.links.insert(st.id(), (st.size, st.blocks, time));
         } else {
             self.totals.add_sizes(st.size, st.blocks);
             if st.is_dir() {
                 self.totals.dir_bytes += u128::from(st.size);
             }
+            self.totals.add_time(self.time_of(st));
         }
     }
 
@@ -178,9 +207,10 @@ impl Accumulator {
     /// counted under earlier roots, as du does for several arguments) is
     /// added once and recorded in `seen`.
     pub fn finish(mut self, seen: &mut HashSet<FileId>) -> Totals {
-        for (key, (size, blocks)) in self.links {
+        for (key, (size, blocks, time)) in self.links {
             if seen.insert(key) {
                 self.totals.add_sizes(size, blocks);
+                self.totals.add_time(time);
             }
         }
         self.totals
@@ -203,9 +233,9 @@ mod tests {
             mount_root: None,
             uid: 0,
             gid: 0,
-            atime: crate::sys::Time::default(),
-            mtime: crate::sys::Time::default(),
-            ctime: crate::sys::Time::default(),
+            atime: Timestamp::default(),
+            mtime: Timestamp::default(),
+            ctime: Timestamp::default(),
         }
     }
 
@@ -213,7 +243,7 @@ mod tests {
     /// passes 2^64 and must not wrap.
     #[test]
     fn sums_past_two_to_the_64_are_exact() {
-        let mut acc = Accumulator::new(false);
+        let mut acc = Accumulator::new(false, None);
         for ino in 0..3 {
             acc.add(&file(ino, i64::MAX as u64, u64::MAX));
         }

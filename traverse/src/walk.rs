@@ -61,6 +61,12 @@ pub struct Walk {
     /// With `count_once`: the directories counted by the runs so far.
     /// Shared with a run's workers, and grown (unshared again) after it.
     pub(crate) dirs_seen: Mutex<Arc<DirSet>>,
+    /// Files given as roots, or counted by the caller
+    /// ([`count_file_once`](Walk::count_file_once)): later runs leave them
+    /// out.
+    pub(crate) files_seen: Mutex<Arc<DirSet>>,
+    /// With links followed: see [`Shared::reached`].
+    pub(crate) reached: Arc<[Mutex<DirSet>]>,
     /// Read once for the runs from one [`run`](Walk::run) to the next.
     pub(crate) mount_names: Mutex<Arc<MountNames>>,
     pub(crate) progress: Arc<Progress>,
@@ -128,6 +134,10 @@ impl Walk {
     fn forget(&self) {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
+        *self.files_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
+        for shard in self.reached.iter() {
+            shard.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
         *self.mount_names.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         self.progress.reset();
     }
@@ -230,7 +240,8 @@ impl Walk {
                         format!("cannot start a thread for the walk: {cause}"),
                     );
                     visitors.build().error(Error::new(root, Op::Read, cause));
-                    let mut acc = Accumulator::new(self.config.count_links);
+                    let mut acc =
+                        Accumulator::new(self.config.count_links, self.config.latest_time);
                     acc.totals.errors += 1;
                     self.finish(acc)
                 }
@@ -277,6 +288,63 @@ impl Walk {
             let file_type = FileType::from_mode(st.mode);
             visitor.visit_entry(&Entry::new(root, file_type, 0).with_stat(meta));
         }
+    }
+
+    /// Whether the file `path` (not a directory), whose `st_dev` and
+    /// `st_ino` are `dev` and `ino`, is counted for the first time since
+    /// the last [`run`](Walk::run), as `du` with several PATHs counts every
+    /// inode once; if so, it now counts as seen, and later runs
+    /// ([`run_next`](Walk::run_next)) leave it out. Counted before: a file
+    /// given so before, a hard-linked file counted by a run (or any file,
+    /// with links followed: `du -L` remembers every inode), or a file in
+    /// a directory a run counted with
+    /// [`count_once`](crate::WalkBuilder::count_once) (unless that run
+    /// left it out by a filter: it is taken as counted then too).
+    ///
+    /// ```
+    /// use std::os::unix::fs::MetadataExt;
+    /// let dir = tempfile::tempdir()?;
+    /// let file = dir.path().join("f");
+    /// std::fs::write(&file, b"x")?;
+    /// let m = std::fs::metadata(&file)?;
+    /// let walk = traverse::WalkBuilder::new().count_once(true).build();
+    /// walk.run_next(dir.path(), &traverse::Ignore);
+    /// assert!(!walk.count_file_once(&file, m.dev(), m.ino()));
+    /// walk.run(std::path::Path::new("/nonexistent"), &traverse::Ignore);
+    /// assert!(walk.count_file_once(&file, m.dev(), m.ino()));
+    /// assert!(!walk.count_file_once(&file, m.dev(), m.ino()));
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn count_file_once(&self, path: &Path, dev: u64, ino: u64) -> bool {
+        let id = FileId { dev, ino };
+        let counted = self
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&id);
+        let shard = &self.reached[crate::links::shard_of(&id)];
+        if counted
+            || shard
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&id)
+        {
+            return false;
+        }
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let dirs_seen = Arc::clone(&self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()));
+        let in_counted_dir = std::fs::metadata(parent).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            dirs_seen.contains(&FileId {
+                dev: m.dev(),
+                ino: m.ino(),
+            })
+        });
+        let mut files_seen = self.files_seen.lock().unwrap_or_else(|p| p.into_inner());
+        !in_counted_dir && Arc::make_mut(&mut files_seen).insert(id)
     }
 
     pub(super) fn finish(&self, mut acc: Accumulator) -> Summary {

@@ -9,7 +9,6 @@
 //! Left out, and why:
 //! - `2g.sh`: writes 2 GB ("very expensive" upstream); `8gb.sh` checks
 //!   the same sizes with a sparse file.
-//! - `bigtime.sh`: `--time` is not implemented.
 //! - `move-dir-while-traversing.sh`: needs python's inotify module to
 //!   rename a directory at the moment du opens it, and checks an fts
 //!   message; traverse opens every directory relative to its parent's
@@ -21,7 +20,9 @@
 //!   du needs no working directory; traverse never changes directory, and
 //!   `inacc-dir` covers unreadable directories.
 //!
-//! The second part of the port is in `coreutils_du_more.rs`.
+//! The second part of the port is in `coreutils_du_more.rs`; `-t` in
+//! `coreutils_du_threshold.rs`; `--time` and `bigtime.sh` in
+//! `coreutils_du_time.rs`.
 
 mod testenv;
 

@@ -71,6 +71,13 @@ impl WalkBuilder {
     /// descended into: it is an error ([`Op::Loop`](crate::Op::Loop)) whose
     /// [`Error::loop_ancestor`](crate::Error::loop_ancestor) names the
     /// ancestor, found by (device, inode) among the directory's ancestors.
+    /// As `du -L`, every directory and file is counted once however many
+    /// links lead to it, here and under the roots of earlier
+    /// [`run_next`](crate::Walk::run_next)s: reached again, it is passed
+    /// over silently (which of its paths counts it depends on the order
+    /// the workers reach them). With
+    /// [`count_links`](Self::count_links), as `du -L -l`, each is counted
+    /// every time.
     /// Also follows the root ([`follow_root_links`](Self::follow_root_links)).
     /// Only the parallel engines (`threads`, `uring`) follow links below
     /// the root. Off by default: a walk never leaves its tree.
@@ -92,10 +99,10 @@ impl WalkBuilder {
     ///         ancestors.push(e.loop_ancestor().unwrap().to_owned());
     ///     }
     /// });
-    /// // `real/f` twice: once as itself, once through `link`.
-    /// assert_eq!(summary.totals.files, 2);
-    /// // `up` leads back to the root, from `real` and from `link`.
-    /// assert_eq!(ancestors, [dir.path(), dir.path()]);
+    /// // `real` and `link` are one directory, read once: `real/f` once.
+    /// assert_eq!(summary.totals.files, 1);
+    /// // `up` leads back to the root.
+    /// assert_eq!(ancestors, [dir.path()]);
     /// # Ok::<_, std::io::Error>(())
     /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built"]

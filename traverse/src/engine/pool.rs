@@ -87,7 +87,10 @@ impl<'a, E: Engine> Pool<'a, E> {
             started: AtomicUsize::new(1),
             spawn_failed: AtomicBool::new(false),
             spawning: Mutex::new(()),
-            total: Mutex::new(Accumulator::new(shared.config.count_links)),
+            total: Mutex::new(Accumulator::new(
+                shared.config.count_links,
+                shared.config.latest_time,
+            )),
             links: if shared.stats_every_name() {
                 None
             } else {

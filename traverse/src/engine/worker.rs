@@ -46,8 +46,9 @@ pub(crate) struct Worker<'v> {
     /// reading it failed.
     here_ncdu: Vec<u8>,
     here_failed: bool,
-    /// See [`Shared::counted_before`].
+    /// See [`Shared::counted_before`] and [`Shared::files_before`].
     counted_before: Option<Arc<DirSet>>,
+    files_before: Option<Arc<DirSet>>,
     /// In a sorted listing: the current directory's entries listed since
     /// [`enter`](Self::enter).
     held: Holding,
@@ -56,7 +57,7 @@ pub(crate) struct Worker<'v> {
 impl<'v> Worker<'v> {
     pub fn new(shared: &Shared, visitor: Box<dyn Visitor + 'v>) -> Worker<'v> {
         Worker {
-            acc: Accumulator::new(shared.config.count_links),
+            acc: Accumulator::new(shared.config.count_links, shared.config.latest_time),
             visitor,
             dir: None,
             dir_path: PathCache::default(),
@@ -68,6 +69,7 @@ impl<'v> Worker<'v> {
             here_ncdu: Vec::new(),
             here_failed: false,
             counted_before: shared.counted_before.clone(),
+            files_before: shared.files_before.clone(),
             held: Holding::default(),
         }
     }
@@ -323,6 +325,10 @@ impl<'v> Worker<'v> {
             self.dir_loop(same);
             return false;
         }
+        if !shared.first_reach(st) {
+            self.leave_out_dir();
+            return false;
+        }
         dir.set_id(st.id());
         true
     }
@@ -347,6 +353,10 @@ impl<'v> Worker<'v> {
                 self.entry_loop(name, ancestor);
                 return false;
             }
+        }
+        // Reached again through another link: du -L counts it once.
+        if st.is_some_and(|st| !shared.first_reach(st)) {
+            return false;
         }
         let is_dir = match st {
             Some(st) if shared.config.one_file_system && shared.crosses(st) => {
@@ -389,17 +399,6 @@ impl<'v> Worker<'v> {
             self.list(shared, name, d_type, st, depth);
         }
         is_dir
-    }
-}
-
-impl Worker<'_> {
-    /// Whether `st` is a directory counted under an earlier root.
-    fn counted_before(&self, st: &Stat) -> bool {
-        st.is_dir()
-            && self
-                .counted_before
-                .as_ref()
-                .is_some_and(|set| set.contains(&st.id()))
     }
 }
 

@@ -13,7 +13,7 @@ impl Walk {
         visitors: &dyn VisitorBuilder,
         dirs: Option<Arc<dyn DirVisitor>>,
     ) -> Summary {
-        let mut acc = Accumulator::new(self.config.count_links);
+        let mut acc = Accumulator::new(self.config.count_links, self.config.latest_time);
         let mut visitor = visitors.build();
         let croot = match CString::new(root.as_os_str().as_bytes()) {
             Ok(c) => c,
@@ -123,7 +123,7 @@ impl Walk {
                 .map(|dirs| Arc::new(Breakdown::new(dirs)));
             let tally = breakdown
                 .as_ref()
-                .map(|b| Tally::new(Some(&st), croot.to_bytes(), b.ncdu));
+                .map(|b| Tally::new(Some(&st), croot.to_bytes(), b.ncdu, self.config.latest_time));
             let shared = Arc::new(Shared {
                 config: self.config.clone(),
                 root_dev: st.dev,
@@ -134,6 +134,14 @@ impl Walk {
                 progress: Arc::clone(&self.progress),
                 breakdown,
                 counted_before,
+                files_before: self
+                    .config
+                    .count_once
+                    .then(|| Arc::clone(&self.files_seen.lock().unwrap_or_else(|p| p.into_inner())))
+                    .filter(|set| !set.is_empty()),
+                // With `count_links`, du counts every name: none is left out.
+                reached: (self.config.follow_links && !self.config.count_links)
+                    .then(|| Arc::clone(&self.reached)),
                 mount_names: Arc::clone(
                     &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
                 ),
@@ -142,6 +150,8 @@ impl Walk {
                     .then(|| self.config.sort.clone().map(Sorting::new))
                     .flatten(),
             });
+            // Reached: a link back to it is passed over.
+            shared.first_reach(&st);
             let root = DirNode::root(croot, fd, st.id(), tally);
             if shared.reads(0) {
                 acc.merge(dispatch::walk(&shared, root, visitors));

@@ -353,7 +353,9 @@ impl Opts {
             walk = walk
                 .follow_links(du.deref == Deref::Always)
                 .follow_root_links(du.deref == Deref::Args)
-                .count_once(du.paths.len() > 1 || du.files0_from.is_some());
+                .latest_time(du.times.as_ref().map(|t| t.field))
+                // With -l, du counts a PATH again, and all below it.
+                .count_once((du.paths.len() > 1 || du.files0_from.is_some()) && !du.count_links);
         }
         let apparent = self.apparent_size || self.du.bytes();
         if self.top.is_some() && self.max_depth.is_some() && !self.tree {

@@ -108,6 +108,9 @@ pub struct Dirs {
     export: Mutex<Option<Export>>,
     /// The root's size as shown, once its line came.
     root_size: Mutex<Option<u128>>,
+    /// A directory's line keeps as `totals.latest` the latest time of the
+    /// directory and its entries that are not directories (`du -S --time`).
+    times_here: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -132,7 +135,15 @@ impl Dirs {
             heap: Mutex::new(BinaryHeap::new()),
             export: Mutex::new(export),
             root_size: Mutex::new(None),
+            times_here: false,
         }
+    }
+
+    /// Lines whose `totals.latest` leaves out their subdirectories (see
+    /// [`DirTotals::latest_here`](traverse::DirTotals::latest_here)).
+    pub fn times_here(mut self, yes: bool) -> Dirs {
+        self.times_here = yes;
+        self
     }
 
     /// The size shown and ranked: bytes, disk bytes or entries.
@@ -269,10 +280,14 @@ impl Dirs {
     }
 }
 
-fn source(dir: &DirTotals<'_>) -> Source {
+fn source(dir: &DirTotals<'_>, times_here: bool) -> Source {
+    let mut totals = *dir.totals();
+    if times_here {
+        totals.latest = dir.latest_here();
+    }
     Source::Dir {
         dir: dir.handle(),
-        totals: *dir.totals(),
+        totals,
         inodes: dir.inodes(),
     }
 }
@@ -293,7 +308,7 @@ fn root_line(root: &Path, summary: &Summary) -> Line {
 impl DirVisitor for Dirs {
     fn dir(&self, dir: &DirTotals<'_>) {
         let size = self.measure(dir.totals(), dir.inodes());
-        self.take(dir.depth(), size, || source(dir));
+        self.take(dir.depth(), size, || source(dir, self.times_here));
         if dir.depth() == 0 {
             *lock(&self.root_size) = Some(size);
             if let Some(export) = lock(&self.export).as_mut() {

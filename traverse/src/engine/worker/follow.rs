@@ -1,6 +1,6 @@
 //! Following symlinks ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)),
-//! and the directories found again below themselves (loops), reported
-//! with the ancestor they repeat.
+//! the directories found again below themselves (loops), reported with
+//! the ancestor they repeat, and those counted under an earlier root.
 
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -83,6 +83,17 @@ impl Worker<'_> {
         if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
             tally.leave_out();
         }
+    }
+
+    /// Whether `st` was counted under an earlier root: a directory, or a
+    /// file given as a root.
+    pub(super) fn counted_before(&self, st: &Stat) -> bool {
+        let set = if st.is_dir() {
+            &self.counted_before
+        } else {
+            &self.files_before
+        };
+        set.as_ref().is_some_and(|set| set.contains(&st.id()))
     }
 
     /// Counts and hands over an error of the current directory or one of

@@ -25,10 +25,10 @@ impl Worker<'_> {
                 push_name(&mut self.entry_path, name);
             }
             if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
-                breakdown.link(dir, &self.entry_path, st);
+                breakdown.link(dir, &self.entry_path, st, self.acc.time_of(st));
             }
         } else {
-            self.here.add_stat(st);
+            self.here.add_stat(st, self.acc.time_field());
             if let Some(name) = name.filter(|_| !st.is_dir()) {
                 self.file(name, st);
             }
@@ -63,7 +63,8 @@ impl Worker<'_> {
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
         if let Some(breakdown) = &self.breakdown {
-            let file = FileTotals::new(&self.entry_path, depth, st.mode, st.size, st.blocks);
+            let (sizes, time) = ((st.size, st.blocks), self.acc.time_of(st));
+            let file = FileTotals::new(&self.entry_path, depth, st.mode, sizes, time);
             breakdown.file(&file);
         }
     }

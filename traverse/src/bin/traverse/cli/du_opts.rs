@@ -65,6 +65,7 @@ impl Opts {
                 "{name}: warning: options --apparent-size and -b are ineffective with --inodes"
             );
         }
+        let times = self.du.times().map_err(|m| refuse(&m))?;
         if let (Some(_), Some(first)) = (self.du.files0_from(), self.paths.first()) {
             let first = crate::du::text::quote(first.as_os_str().as_encoded_bytes());
             return Err(refuse(&format!(
@@ -89,6 +90,7 @@ impl Opts {
             deref: self.du.deref(matches),
             count_links: self.count_links,
             exclude: Exclude::new(&patterns),
+            times,
         })
     }
 }

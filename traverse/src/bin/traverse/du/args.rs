@@ -10,6 +10,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
 use super::size::{self, Units};
+use super::time::Times;
 
 /// The options of GNU du that only du's output uses; the ones traverse
 /// shares with du (-a, -c, -d, -h, -t, -x, -l, -0, --inodes, --exclude,
@@ -63,6 +64,19 @@ pub struct DuArgs {
     /// Leave out entries matching any pattern of FILE, one a line (du -X).
     #[arg(short = 'X', long, value_name = "FILE")]
     exclude_from: Vec<PathBuf>,
+
+    /// Show the time of the last modification of anything in each line's
+    /// subtree (du --time); WORD shows another time instead: atime,
+    /// access or use (last access), ctime or status (last change of the
+    /// inode).
+    #[arg(long, value_name = "WORD", num_args = 0..=1, require_equals = true)]
+    time: Option<Option<String>>,
+
+    /// Write the times of --time in STYLE: full-iso, long-iso (the
+    /// default), iso, or +FORMAT (strftime's, with %N for nanoseconds);
+    /// else from TIME_STYLE. Local time, as TZ says.
+    #[arg(long, value_name = "STYLE")]
+    time_style: Option<String>,
 
     /// The PATHs are the NUL-terminated names in FILE ("-": stdin), none
     /// on the command line (du --files0-from).
@@ -127,6 +141,17 @@ impl DuArgs {
             || self.no_dereference
             || !self.exclude_from.is_empty()
             || self.files0_from.is_some()
+            || self.time.is_some()
+            || self.time_style.is_some()
+    }
+
+    /// With --time: the time shown and its format, or du's complaint.
+    pub fn times(&self) -> Result<Option<Times>, String> {
+        let Some(word) = &self.time else {
+            return Ok(None);
+        };
+        let env = std::env::var("TIME_STYLE").ok();
+        Times::new(word.as_deref(), self.time_style.as_deref(), env.as_deref()).map(Some)
     }
 
     /// The units of the lines: the last of -b -k -m -B -h --si given

@@ -6,12 +6,14 @@
 //! 9.2.
 
 mod args;
+mod cycle;
 mod exclude;
 mod operands;
 pub mod size;
 pub mod text;
+mod time;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -19,12 +21,15 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use traverse::{DirVisitor, Error, Op, Summary, Totals, Visitor, VisitorBuilder, Walk};
+use traverse::{
+    DirVisitor, Error, Op, Summary, TimeField, Timestamp, Totals, Visitor, VisitorBuilder, Walk,
+};
 
 pub use args::{argv, usage_error, Deref, DuArgs};
 pub use exclude::Exclude;
 use operands::Operands;
 pub use size::Units;
+pub use time::Times;
 
 use crate::cli::Breakdown;
 use crate::dirs::Dirs;
@@ -51,12 +56,18 @@ pub struct Du {
     pub deref: Deref,
     pub count_links: bool,
     pub exclude: Option<Exclude>,
+    /// `--time`: the time each line shows, and how.
+    pub times: Option<Times>,
 }
 
 /// Errors of the walk, printed as du prints them, and counted.
 struct Messages {
     name: &'static str,
     errors: AtomicU64,
+    deref: Deref,
+    /// du remembers every inode (several PATHs or -L, not -l): a cycle's
+    /// directory is then one seen before, passed over silently.
+    hash_all: bool,
 }
 
 impl Messages {
@@ -73,10 +84,18 @@ impl Visitor for &Messages {
         let path = text::quote(err.path().as_os_str().as_bytes());
         let cause = text::strerror(err.cause());
         match err.op() {
-            // A directory met again below itself: a bind mount of an
-            // ancestor, or a link to one with -L. du passes over both
-            // without a word, and counts the directory once.
-            Op::Loop => {}
+            // A directory met again below itself: du passes over a bind
+            // mount of an ancestor, or with -L a link to one, without a
+            // word, and counts the directory once; another cycle is
+            // du's "corrupted file system".
+            Op::Loop => {
+                let ancestor = err.loop_ancestor().unwrap_or(Path::new(""));
+                let depth = err.depth().unwrap_or(1);
+                let warning = cycle::warning(self.deref, err.path(), ancestor, depth);
+                if let Some(text) = warning.filter(|_| !self.hash_all) {
+                    self.report(format_args!("{text}"));
+                }
+            }
             // A dangling link, followed: fts gives no cause, nor du.
             Op::Stat if dangling(err.path(), err.cause()) => {
                 self.report(format_args!("cannot access {path}"))
@@ -98,6 +117,9 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
     let messages = Messages {
         name: du.name,
         errors: AtomicU64::new(0),
+        deref: du.deref,
+        hash_all: !du.count_links
+            && (du.paths.len() > 1 || du.files0_from.is_some() || du.deref == Deref::Always),
     };
     let mut operands = match Operands::new(du) {
         Ok(operands) => operands,
@@ -107,9 +129,9 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let mut write_failed = None;
     let mut total = 0u128;
-    // Non-directories seen, to count each inode once (directories are
-    // the walk's own `count_once`).
-    let mut seen = HashSet::new();
+    let mut total_time = None;
+    // du remembers every inode with several PATHs or -L, else hard-linked
+    // files only.
     let hash_all = operands.several() || du.deref == Deref::Always;
     while let Some(path) = operands.next(&messages) {
         if interrupt.load(Ordering::Relaxed) {
@@ -153,24 +175,28 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
             use std::os::unix::fs::MetadataExt;
             let repeated = !du.count_links
                 && (hash_all || meta.nlink() > 1)
-                && !seen.insert((meta.dev(), meta.ino()));
+                && !walk.count_file_once(&path, meta.dev(), meta.ino());
             if repeated {
                 continue;
             }
+            let time = du.times.as_ref().map(|t| meta_time(&meta, t.field));
             vec![Sized {
                 path: path.clone(),
                 depth: 0,
                 size: measure_file(du, &meta),
                 full: measure_file(du, &meta),
+                time,
+                full_time: time,
             }]
         };
         let mut text = Vec::new();
         for line in &lines {
             if line.depth == 0 {
                 total += line.full;
+                total_time = total_time.max(line.full_time);
             }
             if du.passes(line.size) {
-                du.write_line(&mut text, line.size, &line.path, quote_lines);
+                du.write_line(&mut text, line.size, line.time, &line.path, quote_lines);
             }
         }
         if let Err(e) = out.write_all(&text) {
@@ -180,7 +206,7 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
     }
     if du.total && write_failed.is_none() && !interrupt.load(Ordering::Relaxed) {
         let mut text = Vec::new();
-        du.write_line(&mut text, total, Path::new("total"), false);
+        du.write_line(&mut text, total, total_time, Path::new("total"), false);
         if let Err(e) = out.write_all(&text) {
             write_failed.get_or_insert(e);
         }
@@ -203,13 +229,15 @@ pub fn run(du: &Du, walk: &Walk, interrupt: &AtomicBool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A line to print: `size` as shown (with `-S`, without subdirectories),
-/// `full` with them (what `-c` adds up).
+/// A line to print: `size` and `time` as shown (with `-S`, without
+/// subdirectories), `full` and `full_time` with them (what `-c` sums up).
 struct Sized {
     path: PathBuf,
     depth: usize,
     size: u128,
     full: u128,
+    time: Option<Timestamp>,
+    full_time: Option<Timestamp>,
 }
 
 impl Du {
@@ -222,8 +250,16 @@ impl Du {
         }
     }
 
-    /// Appends `SIZE<TAB>PATH` and the line's end.
-    fn write_line(&self, text: &mut Vec<u8>, size: u128, path: &Path, quote: bool) {
+    /// Appends `SIZE<TAB>PATH` (`SIZE<TAB>TIME<TAB>PATH` with `--time`)
+    /// and the line's end.
+    fn write_line(
+        &self,
+        text: &mut Vec<u8>,
+        size: u128,
+        time: Option<Timestamp>,
+        path: &Path,
+        quote: bool,
+    ) {
         let units = if self.inodes {
             match self.units {
                 Units::Human { .. } => self.units.clone(),
@@ -237,6 +273,20 @@ impl Du {
         };
         text.extend_from_slice(units.format(size).as_bytes());
         text.push(b'\t');
+        if let Some(times) = &self.times {
+            // An entry with no time (none was counted) shows the epoch's
+            // first instant before it, as du's "no time found".
+            let shown = times.show(time.unwrap_or(Timestamp {
+                sec: i64::MIN,
+                nsec: 0,
+            }));
+            let shown = shown.unwrap_or_else(|sec| {
+                eprintln!("{}: time '{sec}' is out of range", self.name);
+                sec
+            });
+            text.extend_from_slice(shown.as_bytes());
+            text.push(b'\t');
+        }
         let name = path.as_os_str().as_bytes();
         if quote {
             text.extend_from_slice(text::quote_if_needed(name).as_bytes());
@@ -276,6 +326,20 @@ fn measure_file(du: &Du, meta: &std::fs::Metadata) -> u128 {
     }
 }
 
+/// The time `field` of a PATH's own stat.
+fn meta_time(meta: &std::fs::Metadata, field: TimeField) -> Timestamp {
+    use std::os::unix::fs::MetadataExt;
+    let (sec, nsec) = match field {
+        TimeField::Access => (meta.atime(), meta.atime_nsec()),
+        TimeField::Modification => (meta.mtime(), meta.mtime_nsec()),
+        TimeField::StatusChange => (meta.ctime(), meta.ctime_nsec()),
+    };
+    Timestamp {
+        sec,
+        nsec: u32::try_from(nsec).unwrap_or(0),
+    }
+}
+
 /// Whether following `path` failed with `cause` because it is a symlink
 /// to nothing.
 fn dangling(path: &Path, cause: &io::Error) -> bool {
@@ -310,6 +374,8 @@ fn walk_dir(du: &Du, walk: &Walk, path: &Path, messages: &Messages) -> Option<Ve
             depth: 0,
             size,
             full: size,
+            time: summary.totals.latest,
+            full_time: summary.totals.latest,
         };
         return Some(vec![line]);
     }
@@ -325,18 +391,19 @@ fn walk_dir(du: &Du, walk: &Walk, path: &Path, messages: &Messages) -> Option<Ve
         all: du.all,
         ..Breakdown::default()
     };
-    let dirs = Arc::new(Dirs::new(&breakdown, None));
+    let dirs = Arc::new(Dirs::new(&breakdown, None).times_here(du.separate_dirs));
     let summary: Summary = walk.run_dirs(path, messages, Arc::clone(&dirs) as Arc<dyn DirVisitor>);
     if summary.repeated {
         return None;
     }
     let mut lines = dirs.take_lines(path, &summary);
     lines.sort_by(du_order);
-    Some(sized(du, lines))
+    Some(sized(du, lines, summary.totals.latest))
 }
 
-/// The lines' sizes as shown, down to `-d`.
-fn sized(du: &Du, lines: Vec<Line>) -> Vec<Sized> {
+/// The lines' sizes as shown, down to `-d`; `latest` is the root's whole
+/// subtree's time (with `-S` its line's is its own).
+fn sized(du: &Du, lines: Vec<Line>, latest: Option<Timestamp>) -> Vec<Sized> {
     let full: Vec<u128> = lines
         .iter()
         .map(|l| du.measure(&l.totals, l.inodes))
@@ -368,6 +435,12 @@ fn sized(du: &Du, lines: Vec<Line>) -> Vec<Sized> {
         .zip(full.into_iter().zip(own))
         .filter(|(l, _)| l.depth <= du.max_depth)
         .map(|(l, (full, size))| Sized {
+            full_time: if l.depth == 0 {
+                latest
+            } else {
+                l.totals.latest
+            },
+            time: l.totals.latest,
             path: l.path,
             depth: l.depth,
             size,
