@@ -8,6 +8,7 @@ use clap::Parser;
 use traverse::{Engine, ParseEngineError, WalkBuilder};
 
 use crate::lines::Breakdown;
+use crate::size::Units;
 use crate::walker::Keep;
 
 /// Count files, directories and bytes below each PATH with every rank of an
@@ -115,6 +116,9 @@ pub struct Config {
     /// `None`: the summary lines only.
     pub breakdown: Option<Breakdown>,
     pub total: bool,
+    /// du's lines and messages (a du option without --json or --top), as
+    /// `traverse` prints them then.
+    pub du: bool,
     /// Reader threads per rank.
     pub readers: usize,
 }
@@ -133,14 +137,38 @@ impl Opts {
                 .exclude(pattern)
                 .map_err(|e| format!("--exclude: {e}"))?;
         }
-        // du's flags ask for du's lines: every directory unless -d says how deep.
+        // Any of du's options without --json or --top asks for du's lines,
+        // as `traverse` takes them: every directory unless -d says how deep.
+        let du = !self.json
+            && self.top.is_none()
+            && (self.max_depth.is_some()
+                || self.all
+                || self.total
+                || self.threshold.is_some()
+                || self.inodes
+                || self.human_readable
+                || self.count_links
+                || self.one_file_system
+                || self.apparent_size
+                || !self.exclude.is_empty());
+        // With --json, du's flags ask for a line per directory too.
         let du_lines = self.all || self.inodes || self.threshold.is_some() || self.total;
         let max_depth = match self.max_depth {
+            _ if du => Some(self.max_depth.unwrap_or(usize::MAX)),
             Some(d) if d > 0 || du_lines => Some(d),
             None if du_lines && self.top.is_none() => Some(usize::MAX),
             _ => None,
         };
         let top = self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let units = du.then(|| match (self.human_readable, self.inodes) {
+            (true, _) => Units::Human { base: 1024 },
+            // Entries are counted one by one, whatever the block size.
+            (false, true) => Units::Blocks {
+                block: 1,
+                suffix: String::new(),
+            },
+            (false, false) => Units::default(),
+        });
         let breakdown = (max_depth.is_some() || top.is_some()).then_some(Breakdown {
             max_depth,
             top,
@@ -148,10 +176,13 @@ impl Opts {
             disk_usage: !self.apparent_size,
             inodes: self.inodes,
             threshold: self.threshold,
+            du: units,
         });
         let keep = Keep {
             // --top ranks every directory; -d N needs them summed to depth N.
-            dirs_to: breakdown.map(|b| b.max_depth.unwrap_or(usize::MAX)),
+            dirs_to: breakdown
+                .as_ref()
+                .map(|b| b.max_depth.unwrap_or(usize::MAX)),
             files_to: (self.all && breakdown.is_some()).then(|| max_depth.unwrap_or(usize::MAX)),
             count_links: self.count_links,
             one_file_system: self.one_file_system,
@@ -163,6 +194,7 @@ impl Opts {
             keep,
             breakdown,
             total: self.total,
+            du,
             readers: self.readers as usize,
         })
     }

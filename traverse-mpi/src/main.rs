@@ -9,8 +9,15 @@ mod lines;
 mod links;
 #[path = "../../traverse/src/bin/traverse/output.rs"]
 mod output;
+#[path = "../../traverse/src/bin/traverse/du/size.rs"]
+mod size;
 mod steal;
 mod task;
+// Lines go to mpirun, never to a terminal: du's quoting of lines on one
+// (`quote_if_needed`) is not needed.
+#[allow(dead_code)]
+#[path = "../../traverse/src/bin/traverse/du/text.rs"]
+mod text;
 mod walker;
 mod wire;
 
@@ -70,7 +77,11 @@ fn main() -> ExitCode {
 fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let rank = world.rank();
     let mut walkers: Vec<Walker> = (0..config.readers)
-        .map(|_| Walker::new(config.walk.clone(), world.size() as u32, config.keep))
+        .map(|_| {
+            let mut walker = Walker::new(config.walk.clone(), world.size() as u32, config.keep);
+            walker.du_messages = config.du;
+            walker
+        })
         .collect();
     if let (0, Some(why)) = (rank, walkers[0].walk().fallback()) {
         eprintln!("traverse-mpi: io_uring engine unavailable ({why}); using the threads engine");
@@ -108,11 +119,11 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
                 total_size += size;
                 text
             }
-            None if config.json => output::json(Some(path), &merged.totals),
-            None => output::human(Some(path), &merged.totals, false),
+            None if config.json => output::json(Some(path), &merged.totals).into_bytes(),
+            None => output::human(Some(path), &merged.totals, false).into_bytes(),
         };
         if failed.is_none() {
-            failed = out.write_all(text.as_bytes()).err();
+            failed = out.write_all(&text).err();
         }
     }
     if rank != 0 {
@@ -121,12 +132,12 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let total = config.total || (config.paths.len() > 1 && config.breakdown.is_none());
     if total {
         let text = match (config.json, &config.breakdown) {
-            (true, _) => output::json(None, &all),
+            (true, _) => output::json(None, &all).into_bytes(),
             (false, Some(b)) => b.total_line(total_size),
-            (false, None) => output::human(None, &all, false),
+            (false, None) => output::human(None, &all, false).into_bytes(),
         };
         if failed.is_none() {
-            failed = out.write_all(text.as_bytes()).err();
+            failed = out.write_all(&text).err();
         }
     }
     if let Some(e) = failed.or_else(|| out.flush().err()) {

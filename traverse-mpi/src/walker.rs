@@ -12,10 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
-use traverse::{Entry, Error, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
+use traverse::{Entry, Error, Op, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
 
 use crate::output::human_path;
 use crate::task::Task;
+use crate::text::{quote, strerror};
 
 /// A directory whose `st_size` is at least this is read by several tasks
 /// when there are several ranks (about 3 000 entries on tmpfs, 2 000 on ext4).
@@ -137,6 +138,8 @@ pub struct Walker {
     /// Directories counted under an earlier PATH: neither counted nor read
     /// again (`du A B` counts every directory once).
     pub earlier: FxHashSet<(u64, u64)>,
+    /// Errors in du's words (`traverse` prints them so with du's options).
+    pub du_messages: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -173,6 +176,7 @@ impl Walker {
             ranks,
             keep,
             earlier: FxHashSet::default(),
+            du_messages: false,
         }
     }
 
@@ -185,7 +189,10 @@ impl Walker {
     pub fn run(&self, task: &Task, share: &mut Share, out: &mut Vec<Task>) {
         let split = (u64::from(task.parts) << 32) | u64::from(task.part);
         self.split.store(split, Ordering::Relaxed);
-        let collect = Collect::default();
+        let collect = Collect {
+            listed: Mutex::default(),
+            du: self.du_messages,
+        };
         let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&task.path));
         let summary = self.walk.run_next(root, &collect);
         let listed = std::mem::take(&mut *lock(&collect.listed));
@@ -198,6 +205,7 @@ impl Walker {
             Some((bytes, disk)) if first => {
                 own.dirs += 1;
                 own.bytes += u128::from(bytes);
+                own.dir_bytes += u128::from(bytes);
                 own.disk_bytes += u128::from(disk);
             }
             _ => {}
@@ -285,6 +293,9 @@ pub fn ancestor(path: &[u8], depth: usize, max: usize) -> (&[u8], usize) {
 fn add(t: &mut Totals, e: &Listed) {
     count_kind(t, e.kind);
     t.bytes += u128::from(e.len);
+    if e.is_dir {
+        t.dir_bytes += u128::from(e.len);
+    }
     t.disk_bytes += u128::from(e.disk);
 }
 
@@ -299,9 +310,10 @@ pub fn count_kind(t: &mut Totals, kind: Kind) {
 }
 
 /// Collects what the library's workers list, and prints their errors.
-#[derive(Default)]
 struct Collect {
     listed: Mutex<Vec<Listed>>,
+    /// In du's words.
+    du: bool,
 }
 
 struct Worker<'a> {
@@ -349,7 +361,12 @@ impl Visitor for Worker<'_> {
     fn error(&mut self, err: Error) {
         // One write per line: the lines of several ranks meet in mpirun's
         // stderr, and a line written in pieces could be cut by another.
-        let line = if err.path().as_os_str().is_empty() {
+        let line = if self.collect.du {
+            match du_message(&err) {
+                Some(message) => format!("traverse-mpi: {message}\n"),
+                None => return,
+            }
+        } else if err.path().as_os_str().is_empty() {
             format!("traverse-mpi: cannot access '': {}\n", err.cause())
         } else {
             format!(
@@ -360,6 +377,18 @@ impl Visitor for Worker<'_> {
             )
         };
         let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+}
+
+/// `err` as du says it (`traverse`'s du messages), or nothing for a
+/// directory met again below itself, which du passes over silently.
+fn du_message(err: &Error) -> Option<String> {
+    let path = quote(err.path().as_os_str().as_bytes());
+    let cause = strerror(err.cause());
+    match err.op() {
+        Op::Loop => None,
+        Op::Stat => Some(format!("cannot access {path}: {cause}")),
+        _ => Some(format!("cannot read directory {path}: {cause}")),
     }
 }
 

@@ -37,6 +37,22 @@ fn every_output_mode_matches_traverse_on_a_generated_tree() {
         vec!["-c", "-d", "1", r],
         vec!["-x", "-d", "1", r],
         vec!["--exclude", "d1*", "-d", "1", r],
+        // du's options alone: du's lines for every directory, as traverse
+        // prints them.
+        vec!["-a", r],
+        vec!["-c", r],
+        vec!["-x", r],
+        vec!["-t", "40K", r],
+        vec!["-t", "-8K", "-a", r],
+        vec!["-h", r],
+        vec!["-A", r],
+        vec!["-A", "-a", "-d", "2", r],
+        vec!["--inodes", r],
+        vec!["-d", "0", r],
+        vec!["--exclude", "d1*", r],
+        vec!["--count-links", r],
+        vec!["-c", "--json", r],
+        vec!["-x", "--json", r],
     ] {
         same_as_traverse(&args, false);
     }
@@ -130,6 +146,8 @@ fn unreadable_directories_are_reported_once_and_counted() {
     let r = s(&root);
     same_as_traverse(&[r], true);
     same_as_traverse(&["-d", "1", "--json", r], true);
+    // du's messages with du's lines.
+    same_as_traverse(&["-d", "1", r], true);
 }
 
 #[test]
