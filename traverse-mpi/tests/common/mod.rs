@@ -210,3 +210,47 @@ impl Drop for TestFs {
         let _ = self.child.wait();
     }
 }
+
+/// The pid of rank `rank` of the job `mpirun` (its pid) started: the
+/// traverse-mpi process below it whose environment names that rank.
+pub fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_traverse-mpi")).ok()?;
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            if !descends_from(pid, mpirun)
+                || std::fs::read_link(entry.path().join("exe")).ok()? != exe
+            {
+                return None;
+            }
+            let env = std::fs::read(entry.path().join("environ")).ok()?;
+            env.split(|&b| b == 0)
+                .any(|var| var == want.as_bytes())
+                .then_some(pid)
+        })
+}
+
+/// Whether `ancestor` is `pid`'s parent, or its parent's, and so on.
+fn descends_from(mut pid: u32, ancestor: u32) -> bool {
+    while pid > 1 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        else {
+            return false;
+        };
+        if ppid == ancestor {
+            return true;
+        }
+        pid = ppid;
+    }
+    false
+}
