@@ -33,6 +33,7 @@ use mpi::traits::*;
 use traverse::Totals;
 
 use cli::Opts;
+use links::Links;
 use task::Task;
 use walker::{Share, Walker};
 
@@ -101,14 +102,15 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
         }
         let root = (rank == 0).then(|| Task::root(path.as_os_str().as_bytes().to_vec()));
         let mut share = Share::default();
-        steal::walk(world, &walkers, root, &mut share);
+        let mut links = Links::new(world.size() as usize, rank as usize, config.keep);
+        steal::walk(world, &walkers, root, &mut share, &mut links);
         if std::env::var_os("TRAVERSE_MPI_STATS").is_some() {
             eprintln!(
-                "traverse-mpi stats: rank {rank}: {} tasks, {} entries",
-                share.tasks, share.entries
+                "traverse-mpi stats: rank {rank}: {} tasks, {} entries, {} batches of hard links",
+                share.tasks, share.entries, links.batches
             );
         }
-        links::exchange(world, &mut share, &mut owned, config.keep);
+        links.finish(world, &mut share, &mut owned);
         let Some(merged) = gather::gather(world, share) else {
             continue;
         };

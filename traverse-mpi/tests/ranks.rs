@@ -181,3 +181,38 @@ fn a_deep_chain_is_walked_whole() {
     same_as_traverse(&[s(&r)], false);
     same_as_traverse(&["--top", "2", s(&r)], false);
 }
+
+#[test]
+fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    // 4 000 inodes with two names each, in different directories: more
+    // names than one batch holds for any rank.
+    for d in 0..40 {
+        for f in 0..100 {
+            let a = root.join(format!("a{d}/file-with-a-longish-name-{f}"));
+            file(&a, 100 + f);
+            let b = root.join(format!("b{}/deep/link-{d}-{f}", (d * 7 + f) % 40));
+            std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+            std::fs::hard_link(&a, &b).unwrap();
+        }
+    }
+    let r = s(&root);
+    for args in [
+        vec![r],
+        vec!["--inodes", "-d", "2", r],
+        vec!["-a", "-d", "1", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+    // The batches left during the walk: the stats of every rank say how
+    // many each sent.
+    let out = run(mpi(4, "vader,self", &[r]).env("TRAVERSE_MPI_STATS", "1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let batches: u64 = stderr
+        .lines()
+        .filter_map(|l| l.strip_suffix(" batches of hard links"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(batches >= 4, "{stderr}");
+}
