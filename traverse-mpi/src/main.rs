@@ -94,6 +94,11 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let mut failed = None;
     let mut earlier = Vec::new();
     for path in &config.paths {
+        if config.du && missing(world, path) {
+            // du's message, from rank 0; no line for it.
+            all.errors += 1;
+            continue;
+        }
         if config.paths.len() > 1 && repeated(world, path, &mut earlier) {
             continue;
         }
@@ -153,6 +158,21 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     } else {
         0
     }
+}
+
+/// Whether `path` cannot be stat'ed, decided (and said, in du's words) by
+/// rank 0: du prints no line for it.
+fn missing(world: &SimpleCommunicator, path: &Path) -> bool {
+    let mut missing = [0u8];
+    if world.rank() == 0 {
+        if let Err(e) = std::fs::symlink_metadata(path) {
+            let path = text::quote(path.as_os_str().as_bytes());
+            eprintln!("traverse-mpi: cannot access {path}: {}", text::strerror(&e));
+            missing[0] = 1;
+        }
+    }
+    world.process_at_rank(0).broadcast_into(&mut missing[..]);
+    missing[0] == 1
 }
 
 /// Whether `path` was counted under an earlier PATH (the same directory,

@@ -216,3 +216,31 @@ fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
         .sum();
     assert!(batches >= 4, "{stderr}");
 }
+
+#[test]
+fn a_directory_given_twice_or_below_another_path_is_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 40, 200);
+    let (r, sub) = (s(&root), root.join("d1"));
+    let sub = s(&sub);
+    let slash = format!("{r}/");
+    let missing = dir.path().join("missing");
+    for args in [
+        vec![r, r],
+        vec![sub, r],
+        vec![r, sub],
+        vec![&slash, r],
+        vec!["-d", "1", sub, r, sub],
+        vec!["-c", sub, r],
+        vec!["-a", "-c", r, sub, r],
+        vec!["--json", sub, r, sub],
+        vec!["--top", "3", sub, r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+    // A PATH that does not exist: an error, and no line in du's output.
+    for args in [vec![s(&missing), r], vec!["-d", "1", s(&missing), r]] {
+        same_as_traverse(&args, false);
+    }
+}
