@@ -3,9 +3,11 @@
 
 #![allow(dead_code)]
 
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 /// The transports every run is repeated over: shared memory, and TCP
@@ -26,6 +28,19 @@ pub fn mpi(ranks: u32, btl: &str, args: &[&str]) -> Command {
     // Interfaces for TCP: loopback too (Open MPI leaves it out by default,
     // and a test machine may have nothing else).
     cmd.args(["--mca", "btl_tcp_if_include", "lo"]);
+    // A session directory of its own: Open MPI 4 makes and removes
+    // /tmp/ompi.HOST.UID at each run, and runs started at once (tests in
+    // parallel) can fail with "mkdir ... File exists" there.
+    static RUNS: AtomicU32 = AtomicU32::new(0);
+    let session = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "ompi-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&session).unwrap();
+    // Writable by `nobody` too (see `unprivileged`), as /tmp is.
+    std::fs::set_permissions(&session, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    cmd.args(["--mca", "orte_tmpdir_base"]).arg(&session);
     cmd.arg(env!("CARGO_BIN_EXE_traverse-mpi")).args(args);
     cmd
 }
