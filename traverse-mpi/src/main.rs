@@ -2,6 +2,7 @@
 //! MPI job with work stealing, printed once by rank 0.
 
 mod cli;
+mod collect;
 mod gather;
 #[path = "../../traverse/src/bin/traverse/line.rs"]
 mod line;

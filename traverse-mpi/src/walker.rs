@@ -3,20 +3,20 @@
 //! with every entry stat'ed), run by the library's engine (io_uring where
 //! the kernel has it), so its entries are read and stat'ed exactly as
 //! `traverse` reads them. Subdirectories come back as new tasks; what the
-//! rank counted goes into its [`Share`].
+//! rank counted goes into its [`Share`]. A deep task (a long path, see
+//! [`task::DEEP_PATH`]) is read with its whole subtree instead, by one walk
+//! that opens each directory relative to its parent, as `traverse` does.
 
 use std::hash::Hasher;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
-use traverse::{Entry, Error, Op, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
+use traverse::{Totals, Walk, WalkBuilder};
 
-use crate::output::human_path;
-use crate::task::Task;
-use crate::text::{quote, strerror};
+use crate::collect::{Collect, Listed};
+use crate::task::{self, Task};
 
 /// A directory whose `st_size` is at least this is read by several tasks
 /// when there are several ranks (about 3 000 entries on tmpfs, 2 000 on ext4).
@@ -95,19 +95,6 @@ impl Share {
     }
 }
 
-/// One entry as the library listed it.
-struct Listed {
-    path: Vec<u8>,
-    depth: usize,
-    is_dir: bool,
-    kind: Kind,
-    len: u64,
-    disk: u64,
-    dev: u64,
-    ino: u64,
-    nlink: u64,
-}
-
 #[derive(Clone, Copy)]
 pub enum Kind {
     File = 0,
@@ -131,6 +118,10 @@ impl Kind {
 /// buffers are reused).
 pub struct Walker {
     walk: Walk,
+    /// The user's settings, for `deep`.
+    builder: WalkBuilder,
+    /// The walk of deep tasks (a whole subtree), built at the first one.
+    deep: OnceLock<Walk>,
     /// The share of a large directory the next task reads: parts << 32 | part.
     split: Arc<AtomicU64>,
     ranks: u32,
@@ -159,6 +150,7 @@ impl Walker {
         let split = Arc::new(AtomicU64::new(1 << 32));
         let share = Arc::clone(&split);
         let walk = builder
+            .clone()
             .list(true)
             .list_metadata(true)
             .count_links(true)
@@ -172,6 +164,8 @@ impl Walker {
             .build();
         Walker {
             walk,
+            builder,
+            deep: OnceLock::new(),
             split,
             ranks,
             keep,
@@ -194,7 +188,20 @@ impl Walker {
             du: self.du_messages,
         };
         let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&task.path));
-        let summary = self.walk.run_next(root, &collect);
+        let walk = if task.deep {
+            self.deep.get_or_init(|| {
+                self.builder
+                    .clone()
+                    .list(true)
+                    .list_metadata(true)
+                    .count_links(true)
+                    .count_once(false)
+                    .build()
+            })
+        } else {
+            &self.walk
+        };
+        let summary = walk.run_next(root, &collect);
         let listed = std::mem::take(&mut *lock(&collect.listed));
         share.tasks += 1;
         share.entries += listed.len() as u64;
@@ -219,7 +226,7 @@ impl Walker {
                 }
                 continue;
             }
-            if e.is_dir {
+            if e.is_dir && !task.deep {
                 if self.earlier.contains(&(e.dev, e.ino)) {
                     continue;
                 }
@@ -233,11 +240,20 @@ impl Walker {
                     parts,
                     part,
                     own: Some((e.len, e.disk)),
+                    deep: e.path.len() >= task::DEEP_PATH,
                 }));
                 continue;
             }
-            if e.nlink > 1 && !self.keep.count_links {
-                count_kind(&mut own, e.kind);
+            // Below a deep task's directory, an entry counts in its own
+            // directory's line (a directory's inode in its own).
+            let mut elsewhere = Totals::default();
+            let counts = if e.depth > 1 || e.is_dir {
+                &mut elsewhere
+            } else {
+                &mut own
+            };
+            if e.nlink > 1 && !e.is_dir && !self.keep.count_links {
+                count_kind(counts, e.kind);
                 share.links.push(LinkName {
                     dev: e.dev,
                     ino: e.ino,
@@ -247,25 +263,39 @@ impl Walker {
                     depth: depth as u32,
                     kind: e.kind as u8,
                 });
-                continue;
+            } else {
+                add(counts, e);
+                if !e.is_dir && self.keep.files_to.is_some_and(|max| depth <= max) {
+                    let mut totals = Totals::default();
+                    add(&mut totals, e);
+                    share.files.push(FileLine {
+                        path: e.path.clone(),
+                        depth: depth as u32,
+                        totals,
+                    });
+                }
             }
-            add(&mut own, e);
-            if self.keep.files_to.is_some_and(|max| depth <= max) {
-                let mut totals = Totals::default();
-                add(&mut totals, e);
-                share.files.push(FileLine {
-                    path: e.path.clone(),
-                    depth: depth as u32,
-                    totals,
-                });
+            if e.depth > 1 || e.is_dir {
+                let (dir, depth) = if e.is_dir {
+                    (&e.path[..], depth)
+                } else {
+                    (parent(&e.path), depth - 1)
+                };
+                self.count_in(share, dir, depth, elsewhere);
             }
         }
-        share.totals += own;
+        self.count_in(share, &task.path, task.depth as usize, own);
+    }
+
+    /// Counts `t` into `share`, in the line of the directory `dir` (at
+    /// `depth`) or of its ancestor at the depth of the lines.
+    fn count_in(&self, share: &mut Share, dir: &[u8], depth: usize, t: Totals) {
+        share.totals += t;
         if let Some(max) = self.keep.dirs_to {
-            let (key, depth) = ancestor(&task.path, task.depth as usize, max);
+            let (key, depth) = ancestor(dir, depth, max);
             let rec = share.dirs.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
-            rec.totals += own;
+            rec.totals += t;
         }
     }
 
@@ -278,6 +308,11 @@ impl Walker {
         // Each share lists the whole directory: no more shares than ranks.
         by_size.clamp(2, self.ranks)
     }
+}
+
+/// The directory `path` is in.
+fn parent(path: &[u8]) -> &[u8] {
+    &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)]
 }
 
 /// The ancestor of the directory `path` (at `depth`) at depth `max`, or the
@@ -306,100 +341,6 @@ pub fn count_kind(t: &mut Totals, kind: Kind) {
         Kind::Dir => t.dirs += 1,
         Kind::Symlink => t.symlinks += 1,
         Kind::Other => t.other += 1,
-    }
-}
-
-/// Collects what the library's workers list, and prints their errors.
-struct Collect {
-    listed: Mutex<Vec<Listed>>,
-    /// In du's words.
-    du: bool,
-}
-
-struct Worker<'a> {
-    collect: &'a Collect,
-    listed: Vec<Listed>,
-}
-
-impl VisitorBuilder for Collect {
-    fn build(&self) -> Box<dyn Visitor + '_> {
-        Box::new(Worker {
-            collect: self,
-            listed: Vec::new(),
-        })
-    }
-}
-
-impl Visitor for Worker<'_> {
-    fn visit_entry(&mut self, entry: &Entry<'_>) {
-        let Some(m) = entry.metadata() else {
-            // Listed without a stat: never with `list_metadata`.
-            return;
-        };
-        let kind = if m.is_file() {
-            Kind::File
-        } else if m.is_dir() {
-            Kind::Dir
-        } else if m.is_symlink() {
-            Kind::Symlink
-        } else {
-            Kind::Other
-        };
-        self.listed.push(Listed {
-            path: entry.path().as_os_str().as_bytes().to_vec(),
-            depth: entry.depth(),
-            is_dir: m.is_dir(),
-            kind,
-            len: m.len(),
-            disk: m.disk_bytes(),
-            dev: m.dev(),
-            ino: m.ino(),
-            nlink: m.nlink(),
-        });
-    }
-
-    fn error(&mut self, err: Error) {
-        // One write per line: the lines of several ranks meet in mpirun's
-        // stderr, and a line written in pieces could be cut by another.
-        let line = if self.collect.du {
-            match du_message(&err) {
-                Some(message) => format!("traverse-mpi: {message}\n"),
-                None => return,
-            }
-        } else if err.path().as_os_str().is_empty() {
-            format!("traverse-mpi: cannot access '': {}\n", err.cause())
-        } else {
-            format!(
-                "traverse-mpi: {}: {}: {}\n",
-                human_path(err.path()),
-                err.op(),
-                err.cause()
-            )
-        };
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    }
-}
-
-/// `err` as du says it (`traverse`'s du messages), or nothing for a
-/// directory met again below itself, which du passes over silently.
-fn du_message(err: &Error) -> Option<String> {
-    let path = quote(err.path().as_os_str().as_bytes());
-    let cause = strerror(err.cause());
-    match err.op() {
-        Op::Loop => None,
-        Op::Stat => Some(format!("cannot access {path}: {cause}")),
-        _ => Some(format!("cannot read directory {path}: {cause}")),
-    }
-}
-
-impl Drop for Worker<'_> {
-    fn drop(&mut self) {
-        let mut all = self
-            .collect
-            .listed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        all.append(&mut self.listed);
     }
 }
 

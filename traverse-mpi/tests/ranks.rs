@@ -244,3 +244,36 @@ fn a_directory_given_twice_or_below_another_path_is_counted_once() {
         same_as_traverse(&args, false);
     }
 }
+
+#[test]
+fn paths_longer_than_path_max_are_walked_as_traverse_walks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("c");
+    std::fs::create_dir(&root).unwrap();
+    // 30 levels of 200-byte names: paths of 6 000 bytes and more at the
+    // bottom, beyond PATH_MAX (4 096), so made from each level's parent;
+    // a file here and there, and a side branch at the 25th level.
+    let name = "n".repeat(200);
+    let mut at = open_dir_at(None, root.to_str().unwrap());
+    for i in 1..=30 {
+        at = mkdir_at(&at, &name);
+        if i % 4 == 0 {
+            write_at(&at, &format!("f{i}"), i * 1000);
+        }
+        if i == 25 {
+            let side = mkdir_at(&mkdir_at(&at, "side"), "x");
+            write_at(&side, "g", 3);
+        }
+    }
+    let r = s(&root);
+    for args in [
+        vec![r],
+        vec!["--json", r],
+        vec!["-a", r],
+        vec!["-d", "28", "--json", r],
+        vec!["--top", "3", r],
+        vec!["--inodes", "-d", "26", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+}

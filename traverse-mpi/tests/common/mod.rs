@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -268,4 +271,43 @@ fn descends_from(mut pid: u32, ancestor: u32) -> bool {
         pid = ppid;
     }
     false
+}
+
+/// The directory `name` (relative to `at`, or to the current directory)
+/// opened, so that what is below it can be reached whatever its path's
+/// length.
+pub fn open_dir_at(at: Option<&OwnedFd>, name: &str) -> OwnedFd {
+    let c = CString::new(name).unwrap();
+    let dirfd = at.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+    // SAFETY: `c` is a NUL-terminated string that outlives the call;
+    // `dirfd` is open (borrowed from `at`) or AT_FDCWD.
+    let fd = unsafe { libc::openat(dirfd, c.as_ptr(), libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    assert!(fd >= 0, "open {name}: {}", std::io::Error::last_os_error());
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// Makes the directory `name` in `at`, and opens it.
+pub fn mkdir_at(at: &OwnedFd, name: &str) -> OwnedFd {
+    let c = CString::new(name).unwrap();
+    // SAFETY: `c` is NUL-terminated and outlives the call; `at` is open.
+    let r = unsafe { libc::mkdirat(at.as_raw_fd(), c.as_ptr(), 0o755) };
+    assert_eq!(r, 0, "mkdir {name}: {}", std::io::Error::last_os_error());
+    open_dir_at(Some(at), name)
+}
+
+/// Writes a file of `len` bytes named `name` in `at`.
+pub fn write_at(at: &OwnedFd, name: &str, len: usize) {
+    let c = CString::new(name).unwrap();
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
+    // SAFETY: `c` is NUL-terminated and outlives the call; `at` is open.
+    let fd = unsafe { libc::openat(at.as_raw_fd(), c.as_ptr(), flags, 0o644) };
+    assert!(
+        fd >= 0,
+        "create {name}: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    f.write_all(&vec![b'x'; len]).unwrap();
 }
