@@ -14,6 +14,10 @@ use crate::walker::Keep;
 /// Count files, directories and bytes below each PATH with every rank of an
 /// MPI job (`mpirun -n N traverse-mpi PATH`), printing what `traverse PATH`
 /// prints, once, from rank 0. Every rank must see PATH at the same path.
+///
+/// As with traverse, any of du's options (-d, -a, -c, -t, -x, -h, -A,
+/// --inodes, --exclude, --count-links) without --json or --top prints du's
+/// lines ("SIZE<TAB>PATH", 1024-byte blocks unless -h) and messages.
 #[derive(Debug, Parser)]
 #[command(
     name = "traverse-mpi",
@@ -61,8 +65,9 @@ pub struct Opts {
     #[arg(short = 'c', long)]
     total: bool,
 
-    /// Apparent sizes in the lines (every entry's st_size), as traverse
-    /// --apparent-size.
+    /// Apparent sizes (st_size) instead of disk usage, as traverse
+    /// --apparent-size: in du's lines, of regular files and symlinks only
+    /// (as du counts them since coreutils 9.2).
     #[arg(short = 'A', long, overrides_with = "disk_usage")]
     apparent_size: bool,
 
