@@ -231,6 +231,9 @@ impl Walker {
                     continue;
                 }
                 if self.keep.one_file_system && Some(e.dev) != root_dev {
+                    // A mount point: counted as an entry, without its size
+                    // and not read, as traverse (and du -x) count it.
+                    count_kind(&mut own, e.kind);
                     continue;
                 }
                 let parts = self.parts_for(e.len);

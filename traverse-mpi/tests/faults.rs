@@ -115,3 +115,30 @@ fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process
     }
     child.wait_with_output().expect("mpirun's output")
 }
+
+/// A filesystem mounted below PATH: with -x, its mount point is an entry
+/// without size and is not read, as traverse counts it; without -x, it is
+/// walked like the rest.
+#[test]
+fn a_mount_point_below_path_is_counted_as_traverse_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 30, 120);
+    let src = dir.path().join("src");
+    tree(&src, 10, 40);
+    let mnt = root.join("d1/mnt");
+    let Some(_fs) = TestFs::mount(&src, &mnt, &[]) else {
+        return;
+    };
+    let r = root.to_str().unwrap();
+    for args in [
+        vec!["-x", r],
+        vec!["-x", "--json", r],
+        vec!["-x", "--inodes", r],
+        vec!["-x", "-d", "1", "--json", r],
+        vec!["--json", r],
+        vec!["-d", "2", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+}
