@@ -82,6 +82,7 @@ fn a_rank_killed_mid_walk_fails_the_run_and_prints_no_total() {
             // the job this test started.
             assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
             let out = wait_at_most(child, Duration::from_secs(60));
+            remove_session(&cmd);
             let what = format!("rank {victim} of 3 killed over {btl}");
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success(), "{what}: {stderr}");

@@ -89,7 +89,17 @@ pub fn traverse(args: &[&str]) -> Command {
 }
 
 pub fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("the command starts")
+    let out = cmd.output().expect("the command starts");
+    remove_session(cmd);
+    out
+}
+
+/// Removes the session directory that [`mpi`] gave `cmd`, once it ran.
+pub fn remove_session(cmd: &Command) {
+    let args: Vec<_> = cmd.get_args().collect();
+    if let Some(at) = args.iter().position(|a| *a == "orte_tmpdir_base") {
+        let _ = std::fs::remove_dir_all(args[at + 1]);
+    }
 }
 
 /// stderr's error lines with the program's name taken off, sorted (ranks
