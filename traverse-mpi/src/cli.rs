@@ -7,6 +7,7 @@ use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::Parser;
 use traverse::{Engine, ParseEngineError, WalkBuilder};
 
+use crate::exclude::Exclude;
 use crate::lines::Breakdown;
 use crate::size::Units;
 use crate::walker::Keep;
@@ -76,7 +77,8 @@ pub struct Opts {
     #[arg(long, overrides_with = "apparent_size")]
     disk_usage: bool,
 
-    /// Leave out entries whose name matches PATTERN (du --exclude).
+    /// Leave out entries whose path matches PATTERN, whole or after any
+    /// `/` (du --exclude: `x`, `a/b`, `*.o`).
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
 
@@ -124,6 +126,9 @@ pub struct Config {
     /// du's lines and messages (a du option without --json or --top), as
     /// `traverse` prints them then.
     pub du: bool,
+    /// `--exclude`, matched as du matches it: the whole path, or any tail
+    /// of it after a `/`.
+    pub exclude: Option<Exclude>,
     /// Reader threads per rank.
     pub readers: usize,
 }
@@ -136,11 +141,6 @@ impl Opts {
             .one_file_system(self.one_file_system);
         if let Some(jobs) = self.jobs {
             walk = walk.jobs(jobs as usize);
-        }
-        for pattern in &self.exclude {
-            walk = walk
-                .exclude(pattern)
-                .map_err(|e| format!("--exclude: {e}"))?;
         }
         // Any of du's options without --json or --top asks for du's lines,
         // as `traverse` takes them: every directory unless -d says how deep.
@@ -200,6 +200,7 @@ impl Opts {
             breakdown,
             total: self.total,
             du,
+            exclude: Exclude::new(&self.exclude),
             readers: self.readers as usize,
         })
     }

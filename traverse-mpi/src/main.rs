@@ -3,6 +3,8 @@
 
 mod cli;
 mod collect;
+#[path = "../../traverse/src/bin/traverse/du/exclude.rs"]
+mod exclude;
 mod gather;
 #[path = "../../traverse/src/bin/traverse/line.rs"]
 mod line;
@@ -80,7 +82,12 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let rank = world.rank();
     let mut walkers: Vec<Walker> = (0..config.readers)
         .map(|_| {
-            let mut walker = Walker::new(config.walk.clone(), world.size() as u32, config.keep);
+            let mut walker = Walker::new(
+                config.walk.clone(),
+                world.size() as u32,
+                config.keep,
+                config.exclude.clone(),
+            );
             walker.du_messages = config.du;
             walker
         })
@@ -95,6 +102,19 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let mut failed = None;
     let mut earlier = Vec::new();
     for path in &config.paths {
+        // du leaves out a PATH that matches --exclude, without a word.
+        let excluded = config.exclude.as_ref().is_some_and(|x| {
+            let bytes = path.as_os_str().as_bytes();
+            // Its trailing slashes made one, as fts gives it.
+            let end = bytes
+                .iter()
+                .rposition(|&b| b != b'/')
+                .map_or(1, |at| at + 2);
+            x.matches(&bytes[..end.min(bytes.len())])
+        });
+        if config.du && excluded {
+            continue;
+        }
         if config.du && missing(world, path) {
             // du's message, from rank 0; no line for it.
             all.errors += 1;

@@ -16,6 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 use traverse::{Totals, Walk, WalkBuilder};
 
 use crate::collect::{Collect, Listed};
+use crate::exclude::Exclude;
 use crate::task::{self, Task};
 
 /// A directory whose `st_size` is at least this is read by several tasks
@@ -145,10 +146,12 @@ pub fn part_of(name: &[u8], parts: u32) -> u32 {
 }
 
 impl Walker {
-    /// `builder` holds the user's settings (engine, jobs, `-x`, excludes).
-    pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep) -> Walker {
+    /// `builder` holds the user's settings (engine, jobs, `-x`);
+    /// `exclude`, `--exclude`'s patterns.
+    pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep, exclude: Option<Exclude>) -> Walker {
         let split = Arc::new(AtomicU64::new(1 << 32));
         let share = Arc::clone(&split);
+        let excluded = exclude.clone();
         let walk = builder
             .clone()
             .list(true)
@@ -159,9 +162,17 @@ impl Walker {
             .filter_entry(move |e| {
                 let s = share.load(Ordering::Relaxed);
                 let (parts, part) = ((s >> 32) as u32, s as u32);
-                parts <= 1 || part_of(e.name().as_bytes(), parts) == part
+                (parts <= 1 || part_of(e.name().as_bytes(), parts) == part)
+                    && !excluded
+                        .as_ref()
+                        .is_some_and(|x| x.matches(e.path().as_os_str().as_bytes()))
             })
             .build();
+        // A deep task's walk: the same patterns, no shares.
+        let builder = match exclude {
+            Some(x) => builder.filter_entry(move |e| !x.matches(e.path().as_os_str().as_bytes())),
+            None => builder,
+        };
         Walker {
             walk,
             builder,

@@ -50,6 +50,10 @@ fn every_output_mode_matches_traverse_on_a_generated_tree() {
         vec!["--inodes", r],
         vec!["-d", "0", r],
         vec!["--exclude", "d1*", r],
+        // Patterns on paths, as du matches them; a PATH matched itself.
+        vec!["--exclude", "d1/d3", "--exclude", "*/d2/*", "-d", "2", r],
+        vec!["--exclude", "t", r],
+        vec!["--exclude", "t", "--json", r],
         vec!["--count-links", r],
         vec!["-c", "--json", r],
         vec!["-x", "--json", r],
