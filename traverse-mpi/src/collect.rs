@@ -21,6 +21,8 @@ pub struct Listed {
     pub len: u64,
     pub disk: u64,
     pub dev: u64,
+    /// The mount's id, where the kernel gives it (a bind mount has its own).
+    pub mount: Option<u64>,
     pub ino: u64,
     pub nlink: u64,
 }
@@ -69,6 +71,7 @@ impl Visitor for Worker<'_> {
             len: m.len(),
             disk: m.disk_bytes(),
             dev: m.dev(),
+            mount: m.mount_id(),
             ino: m.ino(),
             nlink: m.nlink(),
         });

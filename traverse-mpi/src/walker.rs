@@ -228,7 +228,10 @@ impl Walker {
             }
             _ => {}
         }
-        let root_dev = listed.iter().find(|e| e.depth == 0).map(|e| e.dev);
+        let root = listed
+            .iter()
+            .find(|e| e.depth == 0)
+            .map(|e| (e.dev, e.mount));
         for e in &listed {
             let depth = task.depth as usize + e.depth;
             if e.depth == 0 {
@@ -241,7 +244,7 @@ impl Walker {
                 if self.earlier.contains(&(e.dev, e.ino)) {
                     continue;
                 }
-                if self.keep.one_file_system && Some(e.dev) != root_dev {
+                if self.keep.one_file_system && root.is_some_and(|r| crosses(r, e)) {
                     // A mount point: counted as an entry, without its size
                     // and not read, as traverse (and du -x) count it.
                     count_kind(&mut own, e.kind);
@@ -322,6 +325,13 @@ impl Walker {
         // Each share lists the whole directory: no more shares than ranks.
         by_size.clamp(2, self.ranks)
     }
+}
+
+/// Whether the directory `e` is on another mount than its parent's, `at`
+/// (device and mount id): a mount point, or a bind mount of the same
+/// filesystem, as traverse tells them.
+fn crosses(at: (u64, Option<u64>), e: &Listed) -> bool {
+    e.dev != at.0 || matches!((e.mount, at.1), (Some(a), Some(b)) if a != b)
 }
 
 /// The directory `path` is in.

@@ -143,3 +143,51 @@ fn a_mount_point_below_path_is_counted_as_traverse_counts_it() {
         same_as_traverse(&args, false);
     }
 }
+
+/// A bind mount of the same filesystem below PATH: with -x, left out as
+/// traverse leaves it out (same device, another mount id).
+#[test]
+fn a_bind_mount_below_path_is_left_out_with_x() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 30, 120);
+    let src = dir.path().join("src");
+    tree(&src, 10, 40);
+    let Some(_bind) = Bind::mount(&src, &root.join("d1/bind")) else {
+        return;
+    };
+    let r = root.to_str().unwrap();
+    for args in [vec!["-x", r], vec!["-x", "--json", r], vec!["--json", r]] {
+        same_as_traverse(&args, false);
+    }
+}
+
+/// `mount --bind`, undone when dropped.
+struct Bind(std::path::PathBuf);
+
+impl Bind {
+    /// `None` (with the reason printed) where this process cannot mount.
+    fn mount(src: &std::path::Path, at: &std::path::Path) -> Option<Bind> {
+        std::fs::create_dir_all(at).unwrap();
+        let out = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(src)
+            .arg(at)
+            .output()
+            .expect("mount runs");
+        if !out.status.success() {
+            eprintln!(
+                "skipped: cannot bind-mount here ({})",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(Bind(at.to_owned()))
+    }
+}
+
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
