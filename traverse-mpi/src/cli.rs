@@ -7,12 +7,18 @@ use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::Parser;
 use traverse::{Engine, ParseEngineError, WalkBuilder};
 
+use crate::exclude::Exclude;
 use crate::lines::Breakdown;
+use crate::size::Units;
 use crate::walker::Keep;
 
 /// Count files, directories and bytes below each PATH with every rank of an
 /// MPI job (`mpirun -n N traverse-mpi PATH`), printing what `traverse PATH`
 /// prints, once, from rank 0. Every rank must see PATH at the same path.
+///
+/// As with traverse, any of du's options (-d, -a, -c, -t, -x, -h, -A,
+/// --inodes, --exclude, --count-links) without --json or --top prints du's
+/// lines ("SIZE<TAB>PATH", 1024-byte blocks unless -h) and messages.
 #[derive(Debug, Parser)]
 #[command(
     name = "traverse-mpi",
@@ -60,8 +66,9 @@ pub struct Opts {
     #[arg(short = 'c', long)]
     total: bool,
 
-    /// Apparent sizes in the lines (every entry's st_size), as traverse
-    /// --apparent-size.
+    /// Apparent sizes (st_size) instead of disk usage, as traverse
+    /// --apparent-size: in du's lines, of regular files and symlinks only
+    /// (as du counts them since coreutils 9.2).
     #[arg(short = 'A', long, overrides_with = "disk_usage")]
     apparent_size: bool,
 
@@ -70,7 +77,8 @@ pub struct Opts {
     #[arg(long, overrides_with = "apparent_size")]
     disk_usage: bool,
 
-    /// Leave out entries whose name matches PATTERN (du --exclude).
+    /// Leave out entries whose path matches PATTERN, whole or after any
+    /// `/` (du --exclude: `x`, `a/b`, `*.o`).
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
 
@@ -115,6 +123,12 @@ pub struct Config {
     /// `None`: the summary lines only.
     pub breakdown: Option<Breakdown>,
     pub total: bool,
+    /// du's lines and messages (a du option without --json or --top), as
+    /// `traverse` prints them then.
+    pub du: bool,
+    /// `--exclude`, matched as du matches it: the whole path, or any tail
+    /// of it after a `/`.
+    pub exclude: Option<Exclude>,
     /// Reader threads per rank.
     pub readers: usize,
 }
@@ -128,19 +142,38 @@ impl Opts {
         if let Some(jobs) = self.jobs {
             walk = walk.jobs(jobs as usize);
         }
-        for pattern in &self.exclude {
-            walk = walk
-                .exclude(pattern)
-                .map_err(|e| format!("--exclude: {e}"))?;
-        }
-        // du's flags ask for du's lines: every directory unless -d says how deep.
+        // Any of du's options without --json or --top asks for du's lines,
+        // as `traverse` takes them: every directory unless -d says how deep.
+        let du = !self.json
+            && self.top.is_none()
+            && (self.max_depth.is_some()
+                || self.all
+                || self.total
+                || self.threshold.is_some()
+                || self.inodes
+                || self.human_readable
+                || self.count_links
+                || self.one_file_system
+                || self.apparent_size
+                || !self.exclude.is_empty());
+        // With --json, du's flags ask for a line per directory too.
         let du_lines = self.all || self.inodes || self.threshold.is_some() || self.total;
         let max_depth = match self.max_depth {
+            _ if du => Some(self.max_depth.unwrap_or(usize::MAX)),
             Some(d) if d > 0 || du_lines => Some(d),
             None if du_lines && self.top.is_none() => Some(usize::MAX),
             _ => None,
         };
         let top = self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let units = du.then(|| match (self.human_readable, self.inodes) {
+            (true, _) => Units::Human { base: 1024 },
+            // Entries are counted one by one, whatever the block size.
+            (false, true) => Units::Blocks {
+                block: 1,
+                suffix: String::new(),
+            },
+            (false, false) => Units::default(),
+        });
         let breakdown = (max_depth.is_some() || top.is_some()).then_some(Breakdown {
             max_depth,
             top,
@@ -148,10 +181,13 @@ impl Opts {
             disk_usage: !self.apparent_size,
             inodes: self.inodes,
             threshold: self.threshold,
+            du: units,
         });
         let keep = Keep {
             // --top ranks every directory; -d N needs them summed to depth N.
-            dirs_to: breakdown.map(|b| b.max_depth.unwrap_or(usize::MAX)),
+            dirs_to: breakdown
+                .as_ref()
+                .map(|b| b.max_depth.unwrap_or(usize::MAX)),
             files_to: (self.all && breakdown.is_some()).then(|| max_depth.unwrap_or(usize::MAX)),
             count_links: self.count_links,
             one_file_system: self.one_file_system,
@@ -163,6 +199,8 @@ impl Opts {
             keep,
             breakdown,
             total: self.total,
+            du,
+            exclude: Exclude::new(&self.exclude),
             readers: self.readers as usize,
         })
     }

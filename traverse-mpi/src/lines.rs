@@ -1,7 +1,8 @@
-//! Rank 0's text for one root, from what every rank counted: the summary
-//! lines of `traverse`, or its per-directory lines (`-d N`, `--top N`,
-//! `-a`, `--inodes`, `-c`), in the same format and order (its own printing
-//! functions, shared with the `traverse` binary).
+//! Rank 0's text for one root, from what every rank counted: the
+//! per-directory lines of `traverse` (`--top N`, `--json` with `-d N`, `-a`,
+//! `--inodes`, `-c`), or du's lines, which `traverse` prints for any of
+//! du's options without `--json` and `--top`; in the same format and order
+//! (its own printing functions, shared with the `traverse` binary).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -11,10 +12,11 @@ use traverse::Totals;
 
 use crate::line::{self, du_order, Line};
 use crate::output;
+use crate::size::Units;
 use crate::walker::Share;
 
 /// The per-directory lines asked for.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Breakdown {
     pub max_depth: Option<usize>,
     pub top: Option<usize>,
@@ -23,15 +25,20 @@ pub struct Breakdown {
     pub inodes: bool,
     /// `-t`: positive, the least size shown; negative, the most.
     pub threshold: Option<i64>,
+    /// du's lines, in these units; `None`: traverse's own.
+    pub du: Option<Units>,
 }
 
 impl Breakdown {
-    /// The size a line shows: bytes, disk bytes or entries.
+    /// The size a line shows: bytes, disk bytes or entries. du's apparent
+    /// size leaves out directories' own (coreutils 9.2 and later).
     fn size(&self, l: &Line) -> u128 {
         if self.inodes {
             u128::from(l.inodes)
         } else if self.disk_usage {
             l.totals.disk_bytes
+        } else if self.du.is_some() {
+            l.totals.bytes - l.totals.dir_bytes
         } else {
             l.totals.bytes
         }
@@ -47,7 +54,7 @@ impl Breakdown {
     }
 
     /// The lines of one root, and the size of its own line (for `-c`).
-    pub fn lines(&self, root: &Path, mut share: Share, json: bool) -> (String, u128) {
+    pub fn lines(&self, root: &Path, mut share: Share, json: bool) -> (Vec<u8>, u128) {
         sum_subtrees(&mut share);
         let mut all: Vec<Line> = share
             .dirs
@@ -97,26 +104,37 @@ impl Breakdown {
                 lines
             }
         };
-        let text = line::text(lines, json, self.human, |l| self.shown(self.size(l)));
+        let text = match &self.du {
+            Some(units) => lines.iter().fold(Vec::new(), |mut text, l| {
+                du_line(&mut text, units, self.size(l), &l.path);
+                text
+            }),
+            None => line::text(lines, json, self.human, |l| self.size(l)).into_bytes(),
+        };
         (text, root_size)
     }
 
     /// The line of `-c`.
-    pub fn total_line(&self, size: u128) -> String {
-        output::human_dir(Path::new("total"), self.shown(size), self.human)
-    }
-
-    /// A size as its line writes it: `-d`, `-a`, `-c` and `-t` are du's
-    /// options, so their lines count 1 KiB blocks, rounded up, as du's
-    /// (and traverse's) do; `--top`'s lines, `-h` and `--inodes` write it
-    /// as it is.
-    fn shown(&self, size: u128) -> u128 {
-        if self.top.is_some() || self.human || self.inodes {
-            size
-        } else {
-            size.div_ceil(1024)
+    pub fn total_line(&self, size: u128) -> Vec<u8> {
+        match &self.du {
+            Some(units) => {
+                let mut text = Vec::new();
+                du_line(&mut text, units, size, Path::new("total"));
+                text
+            }
+            None => output::human_dir(Path::new("total"), size, self.human).into_bytes(),
         }
     }
+}
+
+/// du's `SIZE<TAB>PATH` line: the path as it is, byte for byte, as du
+/// writes it when its output is not a terminal (ranks write to mpirun,
+/// never to one).
+fn du_line(text: &mut Vec<u8>, units: &Units, size: u128, path: &Path) {
+    text.extend_from_slice(units.format(size).as_bytes());
+    text.push(b'\t');
+    text.extend_from_slice(path.as_os_str().as_bytes());
+    text.push(b'\n');
 }
 
 fn path_of(bytes: Vec<u8>) -> PathBuf {

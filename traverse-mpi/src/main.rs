@@ -2,6 +2,9 @@
 //! MPI job with work stealing, printed once by rank 0.
 
 mod cli;
+mod collect;
+#[path = "../../traverse/src/bin/traverse/du/exclude.rs"]
+mod exclude;
 mod gather;
 #[path = "../../traverse/src/bin/traverse/line.rs"]
 mod line;
@@ -9,8 +12,15 @@ mod lines;
 mod links;
 #[path = "../../traverse/src/bin/traverse/output.rs"]
 mod output;
+#[path = "../../traverse/src/bin/traverse/du/size.rs"]
+mod size;
 mod steal;
 mod task;
+// Lines go to mpirun, never to a terminal: du's quoting of lines on one
+// (`quote_if_needed`) is not needed.
+#[allow(dead_code)]
+#[path = "../../traverse/src/bin/traverse/du/text.rs"]
+mod text;
 mod walker;
 mod wire;
 
@@ -26,6 +36,7 @@ use mpi::traits::*;
 use traverse::Totals;
 
 use cli::Opts;
+use links::Links;
 use task::Task;
 use walker::{Share, Walker};
 
@@ -70,7 +81,16 @@ fn main() -> ExitCode {
 fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let rank = world.rank();
     let mut walkers: Vec<Walker> = (0..config.readers)
-        .map(|_| Walker::new(config.walk.clone(), world.size() as u32, config.keep))
+        .map(|_| {
+            let mut walker = Walker::new(
+                config.walk.clone(),
+                world.size() as u32,
+                config.keep,
+                config.exclude.clone(),
+            );
+            walker.du_messages = config.du;
+            walker
+        })
         .collect();
     if let (0, Some(why)) = (rank, walkers[0].walk().fallback()) {
         eprintln!("traverse-mpi: io_uring engine unavailable ({why}); using the threads engine");
@@ -82,6 +102,24 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let mut failed = None;
     let mut earlier = Vec::new();
     for path in &config.paths {
+        // du leaves out a PATH that matches --exclude, without a word.
+        let excluded = config.exclude.as_ref().is_some_and(|x| {
+            let bytes = path.as_os_str().as_bytes();
+            // Its trailing slashes made one, as fts gives it.
+            let end = bytes
+                .iter()
+                .rposition(|&b| b != b'/')
+                .map_or(1, |at| at + 2);
+            x.matches(&bytes[..end.min(bytes.len())])
+        });
+        if config.du && excluded {
+            continue;
+        }
+        if config.du && missing(world, path) {
+            // du's message, from rank 0; no line for it.
+            all.errors += 1;
+            continue;
+        }
         if config.paths.len() > 1 && repeated(world, path, &mut earlier) {
             continue;
         }
@@ -90,14 +128,15 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
         }
         let root = (rank == 0).then(|| Task::root(path.as_os_str().as_bytes().to_vec()));
         let mut share = Share::default();
-        steal::walk(world, &walkers, root, &mut share);
+        let mut links = Links::new(world.size() as usize, rank as usize, config.keep);
+        steal::walk(world, &walkers, root, &mut share, &mut links);
         if std::env::var_os("TRAVERSE_MPI_STATS").is_some() {
             eprintln!(
-                "traverse-mpi stats: rank {rank}: {} tasks, {} entries",
-                share.tasks, share.entries
+                "traverse-mpi stats: rank {rank}: {} tasks, {} entries, {} batches of hard links",
+                share.tasks, share.entries, links.batches
             );
         }
-        links::exchange(world, &mut share, &mut owned, config.keep);
+        links.finish(world, &mut share, &mut owned);
         let Some(merged) = gather::gather(world, share) else {
             continue;
         };
@@ -108,11 +147,11 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
                 total_size += size;
                 text
             }
-            None if config.json => output::json(Some(path), &merged.totals),
-            None => output::human(Some(path), &merged.totals, false),
+            None if config.json => output::json(Some(path), &merged.totals).into_bytes(),
+            None => output::human(Some(path), &merged.totals, false).into_bytes(),
         };
         if failed.is_none() {
-            failed = out.write_all(text.as_bytes()).err();
+            failed = out.write_all(&text).err();
         }
     }
     if rank != 0 {
@@ -121,12 +160,12 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     let total = config.total || (config.paths.len() > 1 && config.breakdown.is_none());
     if total {
         let text = match (config.json, &config.breakdown) {
-            (true, _) => output::json(None, &all),
+            (true, _) => output::json(None, &all).into_bytes(),
             (false, Some(b)) => b.total_line(total_size),
-            (false, None) => output::human(None, &all, false),
+            (false, None) => output::human(None, &all, false).into_bytes(),
         };
         if failed.is_none() {
-            failed = out.write_all(text.as_bytes()).err();
+            failed = out.write_all(&text).err();
         }
     }
     if let Some(e) = failed.or_else(|| out.flush().err()) {
@@ -140,6 +179,21 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
     } else {
         0
     }
+}
+
+/// Whether `path` cannot be stat'ed, decided (and said, in du's words) by
+/// rank 0: du prints no line for it.
+fn missing(world: &SimpleCommunicator, path: &Path) -> bool {
+    let mut missing = [0u8];
+    if world.rank() == 0 {
+        if let Err(e) = std::fs::symlink_metadata(path) {
+            let path = text::quote(path.as_os_str().as_bytes());
+            eprintln!("traverse-mpi: cannot access {path}: {}", text::strerror(&e));
+            missing[0] = 1;
+        }
+    }
+    world.process_at_rank(0).broadcast_into(&mut missing[..]);
+    missing[0] == 1
 }
 
 /// Whether `path` was counted under an earlier PATH (the same directory,

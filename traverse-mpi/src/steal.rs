@@ -1,18 +1,20 @@
 //! The ranks' work loop: each reads tasks from its own stack and, when it
 //! runs dry, asks a random other rank for work, which hands over half of
 //! its stack (the oldest tasks: the largest subtrees). The end of the walk
-//! is found by Dijkstra-Safra token rounds (see DESIGN.md).
+//! is found by Dijkstra-Safra token rounds (see DESIGN.md). Meanwhile the
+//! names of hard-linked inodes go to their owners in batches ([`Links`]).
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use mpi::point_to_point::{Destination, Source};
+use mpi::point_to_point::{Destination, Source, Status};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 
+use crate::links::{Links, LINKS};
 use crate::task::{self, Task};
-use crate::walker::{Share, Walker};
+use crate::walker::{LinkName, Share, Walker};
 
 /// A rank asks for work (no payload).
 const REQUEST: i32 = 1;
@@ -55,6 +57,8 @@ struct State {
     tasks: VecDeque<Task>,
     /// Readers reading a task.
     busy: usize,
+    /// Names of hard-linked inodes the readers met, for their owners.
+    links: Vec<LinkName>,
     /// The walk is over: the readers return.
     over: bool,
     /// One rank alone: the walk is over when no task is left and no reader
@@ -92,6 +96,7 @@ impl Stack {
             walker.run(&task, share, &mut found);
             let mut state = self.lock();
             state.tasks.extend(found.drain(..));
+            state.links.append(&mut share.links);
             state.busy -= 1;
             self.wake.notify_all();
         }
@@ -99,10 +104,17 @@ impl Stack {
 }
 
 /// Walks the tree from `root` (given on rank 0 only) with every rank of
-/// `world`, counting into `share`. Returns when every rank is done and no
-/// message of the walk is in flight. Each walker reads tasks on a thread
-/// of its own while this thread answers the other ranks at once.
-pub fn walk(world: &SimpleCommunicator, walkers: &[Walker], root: Option<Task>, share: &mut Share) {
+/// `world`, counting into `share`, the hard-linked names handed to `links`.
+/// Returns when every rank is done and no task is in flight. Each walker
+/// reads tasks on a thread of its own while this thread answers the other
+/// ranks at once.
+pub fn walk(
+    world: &SimpleCommunicator,
+    walkers: &[Walker],
+    root: Option<Task>,
+    share: &mut Share,
+    links: &mut Links,
+) {
     let stack = Stack::default();
     {
         let mut state = stack.lock();
@@ -124,8 +136,8 @@ pub fn walk(world: &SimpleCommunicator, walkers: &[Walker], root: Option<Task>, 
             .collect();
         if world.size() > 1 {
             let mut asked = None;
-            serve(world, &stack, &mut asked);
-            drain(world, &mut asked);
+            serve(world, &stack, &mut asked, links);
+            drain(world, &mut asked, links);
             stack.lock().over = true;
             stack.wake.notify_all();
         }
@@ -135,13 +147,14 @@ pub fn walk(world: &SimpleCommunicator, walkers: &[Walker], root: Option<Task>, 
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         }
     });
+    links.post(world, std::mem::take(&mut stack.lock().links));
     for s in shares {
         share.merge(s);
     }
 }
 
 /// The MPI side of the walk until rank 0 says it is over.
-fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
+fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>, links: &mut Links) {
     let (rank, size) = (world.rank(), world.size());
     let mut safra = Safra {
         count: 0,
@@ -155,22 +168,16 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
     loop {
         while let Some(probed) = world.any_process().immediate_matched_probe() {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
-            if receive(
-                world,
-                status.tag(),
-                status.source_rank(),
-                &bytes,
-                stack,
-                &mut safra,
-                asked,
-            ) {
+            if receive(world, &status, &bytes, stack, &mut safra, asked, links) {
                 return;
             }
         }
-        let idle = {
-            let state = stack.lock();
-            state.tasks.is_empty() && state.busy == 0
+        let (idle, names) = {
+            let mut state = stack.lock();
+            let names = std::mem::take(&mut state.links);
+            (state.tasks.is_empty() && state.busy == 0, names)
         };
+        links.post(world, names);
         if !idle {
             std::thread::sleep(POLL);
             continue;
@@ -208,15 +215,7 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>) {
             .any_process()
             .matched_probe()
             .matched_receive_vec::<u8>();
-        if receive(
-            world,
-            status.tag(),
-            status.source_rank(),
-            &bytes,
-            stack,
-            &mut safra,
-            asked,
-        ) {
+        if receive(world, &status, &bytes, stack, &mut safra, asked, links) {
             return;
         }
     }
@@ -237,13 +236,14 @@ fn send_token(world: &SimpleCommunicator, to: i32, token: (i64, bool)) {
 /// Handles one message; true when it ends the walk.
 fn receive(
     world: &SimpleCommunicator,
-    tag: i32,
-    from: i32,
+    status: &Status,
     bytes: &[u8],
     stack: &Stack,
     safra: &mut Safra,
     asked: &mut Option<i32>,
+    links: &mut Links,
 ) -> bool {
+    let (tag, from) = (status.tag(), status.source_rank());
     match tag {
         REQUEST => {
             // Half of the tasks waiting (the reader has its own), oldest first.
@@ -276,6 +276,7 @@ fn receive(
             let count = i64::from_le_bytes(bytes[..8].try_into().expect("a token of 9 bytes"));
             safra.token = Some((count, bytes[8] != 0));
         }
+        LINKS => links.receive(from, bytes),
         DONE => return true,
         _ => panic!("a message with the unknown tag {tag} from rank {from}"),
     }
@@ -285,7 +286,7 @@ fn receive(
 /// After the end: waits for the answer to this rank's last request, and
 /// answers the others' until every rank has had its answer (a barrier
 /// entered once ours came), so no message of this walk is left in flight.
-fn drain(world: &SimpleCommunicator, asked: &mut Option<i32>) {
+fn drain(world: &SimpleCommunicator, asked: &mut Option<i32>, links: &mut Links) {
     let mut barrier = None;
     loop {
         if asked.is_none() && barrier.is_none() {
@@ -298,8 +299,9 @@ fn drain(world: &SimpleCommunicator, asked: &mut Option<i32>) {
             }
         }
         if let Some(probed) = world.any_process().immediate_matched_probe() {
-            let (_, status) = probed.matched_receive_vec::<u8>();
+            let (bytes, status) = probed.matched_receive_vec::<u8>();
             match status.tag() {
+                LINKS => links.receive(status.source_rank(), &bytes),
                 REQUEST => world
                     .process_at_rank(status.source_rank())
                     .send_with_tag(nothing(), WORK),

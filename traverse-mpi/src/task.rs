@@ -3,6 +3,13 @@
 
 use crate::wire::{Reader, Writer};
 
+/// A directory whose path is this long or longer is read with its whole
+/// subtree by one task: its subdirectories' paths could pass `PATH_MAX`
+/// (4 096 bytes), past which a path cannot be opened, while a walk opens
+/// each directory relative to its parent. (Its own path, below 2 048 + 256
+/// bytes, can be.)
+pub const DEEP_PATH: usize = 2048;
+
 /// A directory to read. Its own inode was counted by whoever listed it
 /// (its parent's reader), except for the walk's root, which counts itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,12 +25,15 @@ pub struct Task {
     /// The directory's own size and disk usage, as its parent's reader
     /// stat'ed it (`None`: the root, whose walk counts it).
     pub own: Option<(u64, u64)>,
+    /// Read with its whole subtree (a path of [`DEEP_PATH`] bytes or more).
+    pub deep: bool,
 }
 
 impl Task {
     /// The root of a walk.
     pub fn root(path: Vec<u8>) -> Task {
         Task {
+            deep: path.len() >= DEEP_PATH,
             path,
             depth: 0,
             parts: 1,
@@ -37,6 +47,7 @@ impl Task {
         w.u32(self.depth);
         w.u32(self.parts);
         w.u32(self.part);
+        w.u8(u8::from(self.deep));
         match self.own {
             None => w.u8(0),
             Some((bytes, disk)) => {
@@ -50,6 +61,7 @@ impl Task {
     pub fn read(r: &mut Reader<'_>) -> Task {
         let path = r.bytes().to_vec();
         let (depth, parts, part) = (r.u32(), r.u32(), r.u32());
+        let deep = r.u8() == 1;
         let own = (r.u8() == 1).then(|| (r.u64(), r.u64()));
         Task {
             path,
@@ -57,6 +69,7 @@ impl Task {
             parts,
             part,
             own,
+            deep,
         }
     }
 }
@@ -93,6 +106,7 @@ mod tests {
                 parts: 8,
                 part: 7,
                 own: Some((4096, 8192)),
+                deep: true,
             },
         ];
         assert_eq!(decode(&encode(&tasks)), tasks);

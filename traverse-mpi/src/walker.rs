@@ -3,19 +3,21 @@
 //! with every entry stat'ed), run by the library's engine (io_uring where
 //! the kernel has it), so its entries are read and stat'ed exactly as
 //! `traverse` reads them. Subdirectories come back as new tasks; what the
-//! rank counted goes into its [`Share`].
+//! rank counted goes into its [`Share`]. A deep task (a long path, see
+//! [`task::DEEP_PATH`]) is read with its whole subtree instead, by one walk
+//! that opens each directory relative to its parent, as `traverse` does.
 
 use std::hash::Hasher;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
-use traverse::{Entry, Error, Totals, Visitor, VisitorBuilder, Walk, WalkBuilder};
+use traverse::{Totals, Walk, WalkBuilder};
 
-use crate::output::human_path;
-use crate::task::Task;
+use crate::collect::{Collect, Listed};
+use crate::exclude::Exclude;
+use crate::task::{self, Task};
 
 /// A directory whose `st_size` is at least this is read by several tasks
 /// when there are several ranks (about 3 000 entries on tmpfs, 2 000 on ext4).
@@ -94,19 +96,6 @@ impl Share {
     }
 }
 
-/// One entry as the library listed it.
-struct Listed {
-    path: Vec<u8>,
-    depth: usize,
-    is_dir: bool,
-    kind: Kind,
-    len: u64,
-    disk: u64,
-    dev: u64,
-    ino: u64,
-    nlink: u64,
-}
-
 #[derive(Clone, Copy)]
 pub enum Kind {
     File = 0,
@@ -130,6 +119,10 @@ impl Kind {
 /// buffers are reused).
 pub struct Walker {
     walk: Walk,
+    /// The user's settings, for `deep`.
+    builder: WalkBuilder,
+    /// The walk of deep tasks (a whole subtree), built at the first one.
+    deep: OnceLock<Walk>,
     /// The share of a large directory the next task reads: parts << 32 | part.
     split: Arc<AtomicU64>,
     ranks: u32,
@@ -137,6 +130,8 @@ pub struct Walker {
     /// Directories counted under an earlier PATH: neither counted nor read
     /// again (`du A B` counts every directory once).
     pub earlier: FxHashSet<(u64, u64)>,
+    /// Errors in du's words (`traverse` prints them so with du's options).
+    pub du_messages: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -151,11 +146,14 @@ pub fn part_of(name: &[u8], parts: u32) -> u32 {
 }
 
 impl Walker {
-    /// `builder` holds the user's settings (engine, jobs, `-x`, excludes).
-    pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep) -> Walker {
+    /// `builder` holds the user's settings (engine, jobs, `-x`);
+    /// `exclude`, `--exclude`'s patterns.
+    pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep, exclude: Option<Exclude>) -> Walker {
         let split = Arc::new(AtomicU64::new(1 << 32));
         let share = Arc::clone(&split);
+        let excluded = exclude.clone();
         let walk = builder
+            .clone()
             .list(true)
             .list_metadata(true)
             .count_links(true)
@@ -164,15 +162,26 @@ impl Walker {
             .filter_entry(move |e| {
                 let s = share.load(Ordering::Relaxed);
                 let (parts, part) = ((s >> 32) as u32, s as u32);
-                parts <= 1 || part_of(e.name().as_bytes(), parts) == part
+                (parts <= 1 || part_of(e.name().as_bytes(), parts) == part)
+                    && !excluded
+                        .as_ref()
+                        .is_some_and(|x| x.matches(e.path().as_os_str().as_bytes()))
             })
             .build();
+        // A deep task's walk: the same patterns, no shares.
+        let builder = match exclude {
+            Some(x) => builder.filter_entry(move |e| !x.matches(e.path().as_os_str().as_bytes())),
+            None => builder,
+        };
         Walker {
             walk,
+            builder,
+            deep: OnceLock::new(),
             split,
             ranks,
             keep,
             earlier: FxHashSet::default(),
+            du_messages: false,
         }
     }
 
@@ -185,9 +194,25 @@ impl Walker {
     pub fn run(&self, task: &Task, share: &mut Share, out: &mut Vec<Task>) {
         let split = (u64::from(task.parts) << 32) | u64::from(task.part);
         self.split.store(split, Ordering::Relaxed);
-        let collect = Collect::default();
+        let collect = Collect {
+            listed: Mutex::default(),
+            du: self.du_messages,
+        };
         let root = std::path::Path::new(std::ffi::OsStr::from_bytes(&task.path));
-        let summary = self.walk.run_next(root, &collect);
+        let walk = if task.deep {
+            self.deep.get_or_init(|| {
+                self.builder
+                    .clone()
+                    .list(true)
+                    .list_metadata(true)
+                    .count_links(true)
+                    .count_once(false)
+                    .build()
+            })
+        } else {
+            &self.walk
+        };
+        let summary = walk.run_next(root, &collect);
         let listed = std::mem::take(&mut *lock(&collect.listed));
         share.tasks += 1;
         share.entries += listed.len() as u64;
@@ -198,11 +223,15 @@ impl Walker {
             Some((bytes, disk)) if first => {
                 own.dirs += 1;
                 own.bytes += u128::from(bytes);
+                own.dir_bytes += u128::from(bytes);
                 own.disk_bytes += u128::from(disk);
             }
             _ => {}
         }
-        let root_dev = listed.iter().find(|e| e.depth == 0).map(|e| e.dev);
+        let root = listed
+            .iter()
+            .find(|e| e.depth == 0)
+            .map(|e| (e.dev, e.mount));
         for e in &listed {
             let depth = task.depth as usize + e.depth;
             if e.depth == 0 {
@@ -211,11 +240,14 @@ impl Walker {
                 }
                 continue;
             }
-            if e.is_dir {
+            if e.is_dir && !task.deep {
                 if self.earlier.contains(&(e.dev, e.ino)) {
                     continue;
                 }
-                if self.keep.one_file_system && Some(e.dev) != root_dev {
+                if self.keep.one_file_system && root.is_some_and(|r| crosses(r, e)) {
+                    // A mount point: counted as an entry, without its size
+                    // and not read, as traverse (and du -x) count it.
+                    count_kind(&mut own, e.kind);
                     continue;
                 }
                 let parts = self.parts_for(e.len);
@@ -225,11 +257,20 @@ impl Walker {
                     parts,
                     part,
                     own: Some((e.len, e.disk)),
+                    deep: e.path.len() >= task::DEEP_PATH,
                 }));
                 continue;
             }
-            if e.nlink > 1 && !self.keep.count_links {
-                count_kind(&mut own, e.kind);
+            // Below a deep task's directory, an entry counts in its own
+            // directory's line (a directory's inode in its own).
+            let mut elsewhere = Totals::default();
+            let counts = if e.depth > 1 || e.is_dir {
+                &mut elsewhere
+            } else {
+                &mut own
+            };
+            if e.nlink > 1 && !e.is_dir && !self.keep.count_links {
+                count_kind(counts, e.kind);
                 share.links.push(LinkName {
                     dev: e.dev,
                     ino: e.ino,
@@ -239,25 +280,39 @@ impl Walker {
                     depth: depth as u32,
                     kind: e.kind as u8,
                 });
-                continue;
+            } else {
+                add(counts, e);
+                if !e.is_dir && self.keep.files_to.is_some_and(|max| depth <= max) {
+                    let mut totals = Totals::default();
+                    add(&mut totals, e);
+                    share.files.push(FileLine {
+                        path: e.path.clone(),
+                        depth: depth as u32,
+                        totals,
+                    });
+                }
             }
-            add(&mut own, e);
-            if self.keep.files_to.is_some_and(|max| depth <= max) {
-                let mut totals = Totals::default();
-                add(&mut totals, e);
-                share.files.push(FileLine {
-                    path: e.path.clone(),
-                    depth: depth as u32,
-                    totals,
-                });
+            if e.depth > 1 || e.is_dir {
+                let (dir, depth) = if e.is_dir {
+                    (&e.path[..], depth)
+                } else {
+                    (parent(&e.path), depth - 1)
+                };
+                self.count_in(share, dir, depth, elsewhere);
             }
         }
-        share.totals += own;
+        self.count_in(share, &task.path, task.depth as usize, own);
+    }
+
+    /// Counts `t` into `share`, in the line of the directory `dir` (at
+    /// `depth`) or of its ancestor at the depth of the lines.
+    fn count_in(&self, share: &mut Share, dir: &[u8], depth: usize, t: Totals) {
+        share.totals += t;
         if let Some(max) = self.keep.dirs_to {
-            let (key, depth) = ancestor(&task.path, task.depth as usize, max);
+            let (key, depth) = ancestor(dir, depth, max);
             let rec = share.dirs.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
-            rec.totals += own;
+            rec.totals += t;
         }
     }
 
@@ -270,6 +325,18 @@ impl Walker {
         // Each share lists the whole directory: no more shares than ranks.
         by_size.clamp(2, self.ranks)
     }
+}
+
+/// Whether the directory `e` is on another mount than its parent's, `at`
+/// (device and mount id): a mount point, or a bind mount of the same
+/// filesystem, as traverse tells them.
+fn crosses(at: (u64, Option<u64>), e: &Listed) -> bool {
+    e.dev != at.0 || matches!((e.mount, at.1), (Some(a), Some(b)) if a != b)
+}
+
+/// The directory `path` is in.
+fn parent(path: &[u8]) -> &[u8] {
+    &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)]
 }
 
 /// The ancestor of the directory `path` (at `depth`) at depth `max`, or the
@@ -285,6 +352,9 @@ pub fn ancestor(path: &[u8], depth: usize, max: usize) -> (&[u8], usize) {
 fn add(t: &mut Totals, e: &Listed) {
     count_kind(t, e.kind);
     t.bytes += u128::from(e.len);
+    if e.is_dir {
+        t.dir_bytes += u128::from(e.len);
+    }
     t.disk_bytes += u128::from(e.disk);
 }
 
@@ -295,82 +365,6 @@ pub fn count_kind(t: &mut Totals, kind: Kind) {
         Kind::Dir => t.dirs += 1,
         Kind::Symlink => t.symlinks += 1,
         Kind::Other => t.other += 1,
-    }
-}
-
-/// Collects what the library's workers list, and prints their errors.
-#[derive(Default)]
-struct Collect {
-    listed: Mutex<Vec<Listed>>,
-}
-
-struct Worker<'a> {
-    collect: &'a Collect,
-    listed: Vec<Listed>,
-}
-
-impl VisitorBuilder for Collect {
-    fn build(&self) -> Box<dyn Visitor + '_> {
-        Box::new(Worker {
-            collect: self,
-            listed: Vec::new(),
-        })
-    }
-}
-
-impl Visitor for Worker<'_> {
-    fn visit_entry(&mut self, entry: &Entry<'_>) {
-        let Some(m) = entry.metadata() else {
-            // Listed without a stat: never with `list_metadata`.
-            return;
-        };
-        let kind = if m.is_file() {
-            Kind::File
-        } else if m.is_dir() {
-            Kind::Dir
-        } else if m.is_symlink() {
-            Kind::Symlink
-        } else {
-            Kind::Other
-        };
-        self.listed.push(Listed {
-            path: entry.path().as_os_str().as_bytes().to_vec(),
-            depth: entry.depth(),
-            is_dir: m.is_dir(),
-            kind,
-            len: m.len(),
-            disk: m.disk_bytes(),
-            dev: m.dev(),
-            ino: m.ino(),
-            nlink: m.nlink(),
-        });
-    }
-
-    fn error(&mut self, err: Error) {
-        // One write per line: the lines of several ranks meet in mpirun's
-        // stderr, and a line written in pieces could be cut by another.
-        let line = if err.path().as_os_str().is_empty() {
-            format!("traverse-mpi: cannot access '': {}\n", err.cause())
-        } else {
-            format!(
-                "traverse-mpi: {}: {}: {}\n",
-                human_path(err.path()),
-                err.op(),
-                err.cause()
-            )
-        };
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    }
-}
-
-impl Drop for Worker<'_> {
-    fn drop(&mut self) {
-        let mut all = self
-            .collect
-            .listed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        all.append(&mut self.listed);
     }
 }
 

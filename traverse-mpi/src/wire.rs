@@ -37,6 +37,7 @@ impl Writer {
         }
         self.u128(t.bytes);
         self.u128(t.disk_bytes);
+        self.u128(t.dir_bytes);
     }
 }
 
@@ -85,6 +86,7 @@ impl<'a> Reader<'a> {
         t.errors = self.u64();
         t.bytes = self.u128();
         t.disk_bytes = self.u128();
+        t.dir_bytes = self.u128();
         t
     }
 }
@@ -99,6 +101,7 @@ mod tests {
         let mut t = Totals::default();
         (t.files, t.dirs, t.symlinks, t.other) = (1, 2, 3, 4);
         (t.bytes, t.disk_bytes, t.errors) = (u128::from(u64::MAX) + 5, 6, 7);
+        t.dir_bytes = 8;
         w.u8(9);
         w.bytes(b"a/b");
         w.totals(&t);

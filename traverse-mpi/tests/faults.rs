@@ -1,7 +1,10 @@
 //! Directories that vanish or fail while the ranks walk them (testfs, a
-//! FUSE passthrough that makes chosen paths fail), against traverse.
+//! FUSE passthrough that makes chosen paths fail), against traverse; and a
+//! rank killed while it walks.
 
 mod common;
+
+use std::time::{Duration, Instant};
 
 use common::*;
 
@@ -35,4 +38,156 @@ fn vanishing_and_failing_directories_are_reported_once() {
     same_as_traverse(&[m], false);
     same_as_traverse(&["-d", "1", "--json", m], false);
     same_as_traverse(&["--top", "4", m], false);
+}
+
+/// A rank killed in the middle of the walk ends the whole run: a non-zero
+/// status, a message saying which rank died, and no total on stdout. The
+/// walk cannot end by itself (a directory whose listing never ends, on a
+/// slow filesystem), so the kill always comes mid-walk.
+#[test]
+fn a_rank_killed_mid_walk_fails_the_run_and_prints_no_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src.join("x"), 40, 200);
+    for f in ["a", "b", "c"] {
+        file(&src.join("endless").join(f), 10);
+    }
+    let mnt = dir.path().join("mnt");
+    let args = ["--endless", "endless", "--delay-us", "1000"];
+    let Some(_fs) = TestFs::mount(&src, &mnt, &args) else {
+        return;
+    };
+    for btl in TRANSPORTS {
+        for victim in [1, 2] {
+            let mut cmd = mpi(3, btl, &[mnt.to_str().unwrap()]);
+            let child = cmd
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("mpirun starts");
+            let started = Instant::now();
+            let pid = loop {
+                if let Some(pid) = rank_pid(child.id(), victim) {
+                    break pid;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "rank {victim} never started"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            // Past MPI's start-up, into the walk.
+            std::thread::sleep(Duration::from_millis(1500));
+            // SAFETY: kill has no memory preconditions; pid is a rank of
+            // the job this test started.
+            assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+            let out = wait_at_most(child, Duration::from_secs(60));
+            remove_session(&cmd);
+            let what = format!("rank {victim} of 3 killed over {btl}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{what}: {stderr}");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{what}: {stderr}");
+            assert!(
+                stderr.contains(&format!("rank {victim}")) && stderr.contains("signal 9"),
+                "{what}: {stderr}"
+            );
+        }
+    }
+}
+
+/// `child`'s output once it exits; it is killed (and the test fails) if
+/// it has not exited within `limit`.
+fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let started = Instant::now();
+    while child
+        .try_wait()
+        .expect("mpirun can be waited for")
+        .is_none()
+    {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("mpirun's output");
+            panic!(
+                "mpirun still ran {limit:?} after a rank was killed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("mpirun's output")
+}
+
+/// A filesystem mounted below PATH: with -x, its mount point is an entry
+/// without size and is not read, as traverse counts it; without -x, it is
+/// walked like the rest.
+#[test]
+fn a_mount_point_below_path_is_counted_as_traverse_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 30, 120);
+    let src = dir.path().join("src");
+    tree(&src, 10, 40);
+    let mnt = root.join("d1/mnt");
+    let Some(_fs) = TestFs::mount(&src, &mnt, &[]) else {
+        return;
+    };
+    let r = root.to_str().unwrap();
+    for args in [
+        vec!["-x", r],
+        vec!["-x", "--json", r],
+        vec!["-x", "--inodes", r],
+        vec!["-x", "-d", "1", "--json", r],
+        vec!["--json", r],
+        vec!["-d", "2", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+}
+
+/// A bind mount of the same filesystem below PATH: with -x, left out as
+/// traverse leaves it out (same device, another mount id).
+#[test]
+fn a_bind_mount_below_path_is_left_out_with_x() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 30, 120);
+    let src = dir.path().join("src");
+    tree(&src, 10, 40);
+    let Some(_bind) = Bind::mount(&src, &root.join("d1/bind")) else {
+        return;
+    };
+    let r = root.to_str().unwrap();
+    for args in [vec!["-x", r], vec!["-x", "--json", r], vec!["--json", r]] {
+        same_as_traverse(&args, false);
+    }
+}
+
+/// `mount --bind`, undone when dropped.
+struct Bind(std::path::PathBuf);
+
+impl Bind {
+    /// `None` (with the reason printed) where this process cannot mount.
+    fn mount(src: &std::path::Path, at: &std::path::Path) -> Option<Bind> {
+        std::fs::create_dir_all(at).unwrap();
+        let out = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(src)
+            .arg(at)
+            .output()
+            .expect("mount runs");
+        if !out.status.success() {
+            eprintln!(
+                "skipped: cannot bind-mount here ({})",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(Bind(at.to_owned()))
+    }
+}
+
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
 }

@@ -37,6 +37,26 @@ fn every_output_mode_matches_traverse_on_a_generated_tree() {
         vec!["-c", "-d", "1", r],
         vec!["-x", "-d", "1", r],
         vec!["--exclude", "d1*", "-d", "1", r],
+        // du's options alone: du's lines for every directory, as traverse
+        // prints them.
+        vec!["-a", r],
+        vec!["-c", r],
+        vec!["-x", r],
+        vec!["-t", "40K", r],
+        vec!["-t", "-8K", "-a", r],
+        vec!["-h", r],
+        vec!["-A", r],
+        vec!["-A", "-a", "-d", "2", r],
+        vec!["--inodes", r],
+        vec!["-d", "0", r],
+        vec!["--exclude", "d1*", r],
+        // Patterns on paths, as du matches them; a PATH matched itself.
+        vec!["--exclude", "d1/d3", "--exclude", "*/d2/*", "-d", "2", r],
+        vec!["--exclude", "t", r],
+        vec!["--exclude", "t", "--json", r],
+        vec!["--count-links", r],
+        vec!["-c", "--json", r],
+        vec!["-x", "--json", r],
     ] {
         same_as_traverse(&args, false);
     }
@@ -130,6 +150,8 @@ fn unreadable_directories_are_reported_once_and_counted() {
     let r = s(&root);
     same_as_traverse(&[r], true);
     same_as_traverse(&["-d", "1", "--json", r], true);
+    // du's messages with du's lines.
+    same_as_traverse(&["-d", "1", r], true);
 }
 
 #[test]
@@ -162,4 +184,100 @@ fn a_deep_chain_is_walked_whole() {
     let r = dir.path().join("c");
     same_as_traverse(&[s(&r)], false);
     same_as_traverse(&["--top", "2", s(&r)], false);
+}
+
+#[test]
+fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    // 4 000 inodes with two names each, in different directories: more
+    // names than one batch holds for any rank.
+    for d in 0..40 {
+        for f in 0..100 {
+            let a = root.join(format!("a{d}/file-with-a-longish-name-{f}"));
+            file(&a, 100 + f);
+            let b = root.join(format!("b{}/deep/link-{d}-{f}", (d * 7 + f) % 40));
+            std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+            std::fs::hard_link(&a, &b).unwrap();
+        }
+    }
+    let r = s(&root);
+    for args in [
+        vec![r],
+        vec!["--inodes", "-d", "2", r],
+        vec!["-a", "-d", "1", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+    // The batches left during the walk: the stats of every rank say how
+    // many each sent.
+    let out = run(mpi(4, "vader,self", &[r]).env("TRAVERSE_MPI_STATS", "1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let batches: u64 = stderr
+        .lines()
+        .filter_map(|l| l.strip_suffix(" batches of hard links"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(batches >= 4, "{stderr}");
+}
+
+#[test]
+fn a_directory_given_twice_or_below_another_path_is_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    tree(&root, 40, 200);
+    let (r, sub) = (s(&root), root.join("d1"));
+    let sub = s(&sub);
+    let slash = format!("{r}/");
+    let missing = dir.path().join("missing");
+    for args in [
+        vec![r, r],
+        vec![sub, r],
+        vec![r, sub],
+        vec![&slash, r],
+        vec!["-d", "1", sub, r, sub],
+        vec!["-c", sub, r],
+        vec!["-a", "-c", r, sub, r],
+        vec!["--json", sub, r, sub],
+        vec!["--top", "3", sub, r],
+    ] {
+        same_as_traverse(&args, false);
+    }
+    // A PATH that does not exist: an error, and no line in du's output.
+    for args in [vec![s(&missing), r], vec!["-d", "1", s(&missing), r]] {
+        same_as_traverse(&args, false);
+    }
+}
+
+#[test]
+fn paths_longer_than_path_max_are_walked_as_traverse_walks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("c");
+    std::fs::create_dir(&root).unwrap();
+    // 30 levels of 200-byte names: paths of 6 000 bytes and more at the
+    // bottom, beyond PATH_MAX (4 096), so made from each level's parent;
+    // a file here and there, and a side branch at the 25th level.
+    let name = "n".repeat(200);
+    let mut at = open_dir_at(None, root.to_str().unwrap());
+    for i in 1..=30 {
+        at = mkdir_at(&at, &name);
+        if i % 4 == 0 {
+            write_at(&at, &format!("f{i}"), i * 1000);
+        }
+        if i == 25 {
+            let side = mkdir_at(&mkdir_at(&at, "side"), "x");
+            write_at(&side, "g", 3);
+        }
+    }
+    let r = s(&root);
+    for args in [
+        vec![r],
+        vec!["--json", r],
+        vec!["-a", r],
+        vec!["-d", "28", "--json", r],
+        vec!["--top", "3", r],
+        vec!["--inodes", "-d", "26", r],
+    ] {
+        same_as_traverse(&args, false);
+    }
 }

@@ -3,9 +3,14 @@
 
 #![allow(dead_code)]
 
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 /// The transports every run is repeated over: shared memory, and TCP
@@ -26,6 +31,19 @@ pub fn mpi(ranks: u32, btl: &str, args: &[&str]) -> Command {
     // Interfaces for TCP: loopback too (Open MPI leaves it out by default,
     // and a test machine may have nothing else).
     cmd.args(["--mca", "btl_tcp_if_include", "lo"]);
+    // A session directory of its own: Open MPI 4 makes and removes
+    // /tmp/ompi.HOST.UID at each run, and runs started at once (tests in
+    // parallel) can fail with "mkdir ... File exists" there.
+    static RUNS: AtomicU32 = AtomicU32::new(0);
+    let session = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "ompi-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&session).unwrap();
+    // Writable by `nobody` too (see `unprivileged`), as /tmp is.
+    std::fs::set_permissions(&session, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    cmd.args(["--mca", "orte_tmpdir_base"]).arg(&session);
     cmd.arg(env!("CARGO_BIN_EXE_traverse-mpi")).args(args);
     cmd
 }
@@ -71,7 +89,17 @@ pub fn traverse(args: &[&str]) -> Command {
 }
 
 pub fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("the command starts")
+    let out = cmd.output().expect("the command starts");
+    remove_session(cmd);
+    out
+}
+
+/// Removes the session directory that [`mpi`] gave `cmd`, once it ran.
+pub fn remove_session(cmd: &Command) {
+    let args: Vec<_> = cmd.get_args().collect();
+    if let Some(at) = args.iter().position(|a| *a == "orte_tmpdir_base") {
+        let _ = std::fs::remove_dir_all(args[at + 1]);
+    }
 }
 
 /// stderr's error lines with the program's name taken off, sorted (ranks
@@ -209,4 +237,87 @@ impl Drop for TestFs {
         let _ = Command::new("umount").arg(&self.mnt).status();
         let _ = self.child.wait();
     }
+}
+
+/// The pid of rank `rank` of the job `mpirun` (its pid) started: the
+/// traverse-mpi process below it whose environment names that rank.
+pub fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_traverse-mpi")).ok()?;
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            if !descends_from(pid, mpirun)
+                || std::fs::read_link(entry.path().join("exe")).ok()? != exe
+            {
+                return None;
+            }
+            let env = std::fs::read(entry.path().join("environ")).ok()?;
+            env.split(|&b| b == 0)
+                .any(|var| var == want.as_bytes())
+                .then_some(pid)
+        })
+}
+
+/// Whether `ancestor` is `pid`'s parent, or its parent's, and so on.
+fn descends_from(mut pid: u32, ancestor: u32) -> bool {
+    while pid > 1 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        else {
+            return false;
+        };
+        if ppid == ancestor {
+            return true;
+        }
+        pid = ppid;
+    }
+    false
+}
+
+/// The directory `name` (relative to `at`, or to the current directory)
+/// opened, so that what is below it can be reached whatever its path's
+/// length.
+pub fn open_dir_at(at: Option<&OwnedFd>, name: &str) -> OwnedFd {
+    let c = CString::new(name).unwrap();
+    let dirfd = at.map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+    // SAFETY: `c` is a NUL-terminated string that outlives the call;
+    // `dirfd` is open (borrowed from `at`) or AT_FDCWD.
+    let fd = unsafe { libc::openat(dirfd, c.as_ptr(), libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    assert!(fd >= 0, "open {name}: {}", std::io::Error::last_os_error());
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// Makes the directory `name` in `at`, and opens it.
+pub fn mkdir_at(at: &OwnedFd, name: &str) -> OwnedFd {
+    let c = CString::new(name).unwrap();
+    // SAFETY: `c` is NUL-terminated and outlives the call; `at` is open.
+    let r = unsafe { libc::mkdirat(at.as_raw_fd(), c.as_ptr(), 0o755) };
+    assert_eq!(r, 0, "mkdir {name}: {}", std::io::Error::last_os_error());
+    open_dir_at(Some(at), name)
+}
+
+/// Writes a file of `len` bytes named `name` in `at`.
+pub fn write_at(at: &OwnedFd, name: &str, len: usize) {
+    let c = CString::new(name).unwrap();
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
+    // SAFETY: `c` is NUL-terminated and outlives the call; `at` is open.
+    let fd = unsafe { libc::openat(at.as_raw_fd(), c.as_ptr(), flags, 0o644) };
+    assert!(
+        fd >= 0,
+        "create {name}: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    f.write_all(&vec![b'x'; len]).unwrap();
 }

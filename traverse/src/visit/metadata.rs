@@ -35,6 +35,33 @@ impl Metadata {
         self.0.dev
     }
 
+    /// The id of the mount that holds it (`statx`'s `stx_mnt_id`, Linux
+    /// 5.8 and later): it tells a bind mount from the rest of its
+    /// filesystem, where [`dev`](Self::dev) cannot (as `du -x` and
+    /// `find -xdev` should). `None` where the kernel does not give it, or
+    /// from the `std` and `tokio` engines.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("sub"))?;
+    /// let walk = WalkBuilder::new().list(true).list_metadata(true).build();
+    /// let mut mounts = Vec::new();
+    /// walk.run_with(dir.path(), |event| {
+    ///     if let Event::Entry(e) = event {
+    ///         mounts.push(e.metadata().and_then(|m| m.mount_id()));
+    ///     }
+    /// });
+    /// // The directory and what is below it: one mount.
+    /// assert_eq!(mounts.len(), 2);
+    /// assert_eq!(mounts[0], mounts[1]);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn mount_id(&self) -> Option<u64> {
+        self.0.mnt_id
+    }
+
     /// The number of hard links.
     pub fn nlink(&self) -> u64 {
         self.0.nlink
