@@ -21,7 +21,12 @@ use crate::visit::{Entry, Visitor};
 /// The order of [`WalkBuilder::sort_by`](crate::WalkBuilder::sort_by),
 /// shared by every worker.
 #[derive(Clone)]
-pub(crate) struct SortBy(Arc<Compare>);
+pub(crate) enum SortBy {
+    /// By name, bytewise: compared on the names the walk holds, with no
+    /// `Path::file_name` parse per comparison.
+    FileName,
+    By(Arc<Compare>),
+}
 
 type Compare = dyn Fn(&Entry<'_>, &Entry<'_>) -> Ordering + Send + Sync;
 
@@ -30,7 +35,7 @@ impl SortBy {
     where
         F: Fn(&Entry<'_>, &Entry<'_>) -> Ordering + Send + Sync + 'static,
     {
-        SortBy(Arc::new(cmp))
+        SortBy::By(Arc::new(cmp))
     }
 }
 
@@ -44,6 +49,8 @@ impl fmt::Debug for SortBy {
 #[derive(Debug)]
 struct Held {
     path: Box<[u8]>,
+    /// Where the name starts in `path`.
+    name_at: usize,
     file_type: FileType,
     depth: usize,
     stat: Option<Stat>,
@@ -66,10 +73,17 @@ pub(crate) struct Sorting {
 pub(crate) struct Holding(Vec<Held>);
 
 impl Holding {
-    /// Holds the entry at `path`.
-    pub fn hold(&mut self, path: &[u8], file_type: FileType, depth: usize, stat: Option<&Stat>) {
+    /// Holds the entry at `path`, whose last `name_len` bytes are its name.
+    pub fn hold(
+        &mut self,
+        (path, name_len): (&[u8], usize),
+        file_type: FileType,
+        depth: usize,
+        stat: Option<&Stat>,
+    ) {
         self.0.push(Held {
             path: path.into(),
+            name_at: path.len() - name_len,
             file_type,
             depth,
             stat: stat.copied(),
@@ -106,9 +120,12 @@ impl Sorting {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
             pending.remove(&(Arc::as_ptr(dir) as usize))
         };
-        let Some(held) = held else {
+        let Some(mut held) = held else {
             return;
         };
+        if let SortBy::FileName = self.by {
+            held.sort_by(|a, b| a.path[a.name_at..].cmp(&b.path[b.name_at..]));
+        }
         let mut entries: Vec<Entry<'_>> = held
             .iter()
             .map(|h| {
@@ -116,7 +133,9 @@ impl Sorting {
                 Entry::new(path, h.file_type, h.depth).with_stat(h.stat.as_ref())
             })
             .collect();
-        entries.sort_by(|a, b| (self.by.0)(a, b));
+        if let SortBy::By(cmp) = &self.by {
+            entries.sort_by(|a, b| cmp(a, b));
+        }
         for entry in &entries {
             visitor.visit_entry(entry);
         }

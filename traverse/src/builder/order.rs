@@ -100,7 +100,8 @@ impl WalkBuilder {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
-    pub fn sort_by_file_name(self) -> WalkBuilder {
-        self.sort_by(|a, b| a.path().file_name().cmp(&b.path().file_name()))
+    pub fn sort_by_file_name(mut self) -> WalkBuilder {
+        self.sort = Some(SortBy::FileName);
+        self
     }
 }

@@ -216,7 +216,8 @@ impl<'v> Worker<'v> {
         });
         let st = st.filter(|_| shared.config.list_metadata);
         if shared.sorting.is_some() {
-            self.held.hold(&self.entry_path, file_type, depth, st);
+            let path = (&self.entry_path[..], name.len());
+            self.held.hold(path, file_type, depth, st);
             return;
         }
         let path = Path::new(OsStr::from_bytes(&self.entry_path));
