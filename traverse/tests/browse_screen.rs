@@ -2,7 +2,8 @@
 //! read back with `capture-pane -e`: colours, and none under `NO_COLOR`;
 //! the flag column (`!` a directory that could not be read, whole or in
 //! part, as `find` run by the same user reports it; `H` a hard-linked
-//! file, `@` not a regular file, as `stat` says); the count column that
+//! file, `@` not a regular file, as `stat` says; `>` with `-x`, a directory
+//! on another filesystem); the count column that
 //! `c` hides and shows again, and the times `m` shows and hides. Skipped
 //! where tmux is missing (the test VM).
 
@@ -256,6 +257,58 @@ fn c_hides_and_shows_the_count_column_m_the_times() {
     pane.keys(&["m"]);
     let screen = pane.wait("no times", |s| time_shown(s) == 0);
     assert_eq!(rows(&screen), want, "{screen}");
+    pane.keys(&["q"]);
+    pane.wait("exit status 0", |s| s.contains("EXIT=0"));
+}
+
+/// Unmounts on drop, so a failed assertion leaves no mount behind.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// With `-x`, a directory on another filesystem is shown, not walked, and
+/// flagged `>` (ncdu's mark for it); the directory beside it is not.
+/// Root only (a tmpfs is mounted in the tree).
+#[test]
+fn x_flags_a_directory_on_another_filesystem() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let env = TestEnv::new();
+    let t = env.mkdir("t");
+    env.file("t/here/f", 100);
+    let mnt = env.mkdir("t/mnt");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status();
+    if !mounted.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let _mounted = Mounted(mnt.clone());
+    fs::write(mnt.join("inside"), vec![1u8; 4096]).unwrap();
+    let line = format!("{} -x -i {}", bin().display(), t.display());
+    let Some(pane) = start_line("otherfs", 120, &line) else {
+        return;
+    };
+    pane.wait("the scan's end", scanned);
+    pane.keys(&["n"]);
+    let screen = pane.wait("sorted by name", |s| s.contains("(sort: name)"));
+    let shown: Vec<(String, String)> = (rows(&screen).into_iter())
+        .map(|r| r.name)
+        .zip(flags(&screen))
+        .collect();
+    // The mount point is not walked: an entry without a `/`, as ncdu
+    // shows what it left out.
+    let want = [("here/", "  "), ("mnt", " >")].map(|(n, f)| (n.to_owned(), f.to_owned()));
+    assert_eq!(shown, want, "{screen}");
     pane.keys(&["q"]);
     pane.wait("exit status 0", |s| s.contains("EXIT=0"));
 }
