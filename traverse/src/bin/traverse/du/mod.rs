@@ -2,8 +2,7 @@
 //! as `du`: a link of that name, or `traverse du ...`), every line,
 //! message and exit status is du's, from the same parallel walk. Sizes
 //! are disk usage in 1024-byte blocks by default; `--apparent-size`
-//! counts regular files and symlinks only, as du does since coreutils
-//! 9.2.
+//! counts regular files and symlinks only, as du does since 9.2.
 
 mod args;
 mod cycle;
