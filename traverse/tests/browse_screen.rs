@@ -138,13 +138,7 @@ fn flags_mark_unreadable_directories_hard_links_and_special_files() {
     let Some(pane) = start_line("flags", 120, &line) else {
         return;
     };
-    pane.wait("the scan's end", scanned);
-    pane.keys(&["n"]);
-    let screen = pane.wait("sorted by name", |s| s.contains("(sort: name)"));
-    let shown: Vec<(String, String)> = (rows(&screen).into_iter())
-        .map(|r| r.name)
-        .zip(flags(&screen))
-        .collect();
+    let (screen, shown) = names_and_flags(&pane);
     let mut want: Vec<(String, String)> = Vec::new();
     let mut names: Vec<PathBuf> = (fs::read_dir(&t).unwrap())
         .map(|e| e.unwrap().path())
@@ -176,6 +170,19 @@ fn flags_mark_unreadable_directories_hard_links_and_special_files() {
         let path = env.root().join(locked);
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
     }
+}
+
+/// Once the scan ends, the rows sorted by name: the screen, and each
+/// row's name with its flag column.
+fn names_and_flags(pane: &Pane) -> (String, Vec<(String, String)>) {
+    pane.wait("the scan's end", scanned);
+    pane.keys(&["n"]);
+    let screen = pane.wait("sorted by name", |s| s.contains("(sort: name)"));
+    let shown = (rows(&screen).into_iter())
+        .map(|r| r.name)
+        .zip(flags(&screen))
+        .collect();
+    (screen, shown)
 }
 
 /// The rows of a screen without the count column: size and name.
@@ -298,13 +305,7 @@ fn x_flags_a_directory_on_another_filesystem() {
     let Some(pane) = start_line("otherfs", 120, &line) else {
         return;
     };
-    pane.wait("the scan's end", scanned);
-    pane.keys(&["n"]);
-    let screen = pane.wait("sorted by name", |s| s.contains("(sort: name)"));
-    let shown: Vec<(String, String)> = (rows(&screen).into_iter())
-        .map(|r| r.name)
-        .zip(flags(&screen))
-        .collect();
+    let (screen, shown) = names_and_flags(&pane);
     // The mount point is not walked: an entry without a `/`, as ncdu
     // shows what it left out.
     let want = [("here/", "  "), ("mnt", " >")].map(|(n, f)| (n.to_owned(), f.to_owned()));
