@@ -40,10 +40,12 @@ fn vanishing_and_failing_directories_are_reported_once() {
     same_as_traverse(&["--top", "4", m], false);
 }
 
-/// A rank killed in the middle of the walk ends the whole run: a non-zero
-/// status, a message saying which rank died, and no total on stdout. The
-/// walk cannot end by itself (a directory whose listing never ends, on a
-/// slow filesystem), so the kill always comes mid-walk.
+/// A rank killed in the middle of the walk ends the whole run, whichever
+/// rank it is (rank 0, which prints, as well as the others): a non-zero
+/// status, a message saying which rank died, no total on stdout, and no
+/// rank left running. The walk cannot end by itself (a directory whose
+/// listing never ends, on a slow filesystem), so the kill always comes
+/// mid-walk.
 #[test]
 fn a_rank_killed_mid_walk_fails_the_run_and_prints_no_total() {
     let dir = tempfile::tempdir().unwrap();
@@ -58,7 +60,7 @@ fn a_rank_killed_mid_walk_fails_the_run_and_prints_no_total() {
         return;
     };
     for btl in TRANSPORTS {
-        for victim in [1, 2] {
+        for victim in [0, 1, 2] {
             let mut cmd = mpi(3, btl, &[mnt.to_str().unwrap()]);
             let child = cmd
                 .stdout(std::process::Stdio::piped())
@@ -66,24 +68,26 @@ fn a_rank_killed_mid_walk_fails_the_run_and_prints_no_total() {
                 .spawn()
                 .expect("mpirun starts");
             let started = Instant::now();
-            let pid = loop {
-                if let Some(pid) = rank_pid(child.id(), victim) {
-                    break pid;
+            let ranks = loop {
+                let pids: Vec<_> = (0..3).filter_map(|r| rank_pid(child.id(), r)).collect();
+                if pids.len() == 3 {
+                    break pids;
                 }
                 assert!(
                     started.elapsed() < Duration::from_secs(60),
-                    "rank {victim} never started"
+                    "the 3 ranks never started"
                 );
                 std::thread::sleep(Duration::from_millis(20));
             };
             // Past MPI's start-up, into the walk.
             std::thread::sleep(Duration::from_millis(1500));
+            let pid = ranks[victim as usize];
             // SAFETY: kill has no memory preconditions; pid is a rank of
             // the job this test started.
             assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
-            let out = wait_at_most(child, Duration::from_secs(60));
-            remove_session(&cmd);
             let what = format!("rank {victim} of 3 killed over {btl}");
+            let out = wait_at_most(child, &ranks, Duration::from_secs(60), &what);
+            remove_session(&cmd);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success(), "{what}: {stderr}");
             assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{what}: {stderr}");
@@ -91,13 +95,33 @@ fn a_rank_killed_mid_walk_fails_the_run_and_prints_no_total() {
                 stderr.contains(&format!("rank {victim}")) && stderr.contains("signal 9"),
                 "{what}: {stderr}"
             );
+            let left: Vec<_> = ranks.iter().filter(|&&pid| running(pid)).collect();
+            assert!(left.is_empty(), "{what}: ranks still running: {left:?}");
         }
     }
 }
 
-/// `child`'s output once it exits; it is killed (and the test fails) if
-/// it has not exited within `limit`.
-fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+/// Whether the traverse-mpi process `pid` still runs (a zombie, dead but
+/// not yet waited for, does not count; nor does another program given the
+/// same pid since).
+fn running(pid: u32) -> bool {
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_traverse-mpi")).ok();
+    let proc = std::path::Path::new("/proc").join(pid.to_string());
+    std::fs::read_link(proc.join("exe")).ok() == exe
+        && std::fs::read_to_string(proc.join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.starts_with(" Z"))
+        })
+}
+
+/// `child`'s output once it exits; if it has not exited within `limit`,
+/// it and the `ranks` are killed and the test fails.
+fn wait_at_most(
+    mut child: std::process::Child,
+    ranks: &[u32],
+    limit: Duration,
+    what: &str,
+) -> std::process::Output {
     let started = Instant::now();
     while child
         .try_wait()
@@ -105,10 +129,14 @@ fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process
         .is_none()
     {
         if started.elapsed() > limit {
+            for &pid in ranks.iter().filter(|&&pid| running(pid)) {
+                // SAFETY: as above; pid is still one of this job's ranks.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
             let _ = child.kill();
             let out = child.wait_with_output().expect("mpirun's output");
             panic!(
-                "mpirun still ran {limit:?} after a rank was killed: {}",
+                "{what}: mpirun still ran {limit:?} later: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
         }
