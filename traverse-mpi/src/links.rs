@@ -31,6 +31,22 @@ pub const BATCH: usize = 16 * 1024;
 /// The tag of a batch of names.
 pub const LINKS: i32 = 5;
 
+/// Batches a rank has on their way at most (1 MiB): past it, it takes in
+/// the others' batches until one of its own has left, so a slow receiver
+/// cannot make a sender's memory grow. `TRAVERSE_MPI_IN_FLIGHT` sets
+/// another cap (the tests use 1, to exercise the wait).
+const MAX_IN_FLIGHT: usize = 64;
+
+/// The cap on batches in flight: [`MAX_IN_FLIGHT`], or
+/// `TRAVERSE_MPI_IN_FLIGHT` when that is a number of at least 1.
+pub fn in_flight_cap() -> usize {
+    std::env::var("TRAVERSE_MPI_IN_FLIGHT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(MAX_IN_FLIGHT)
+}
+
 /// The rank that owns an inode.
 pub fn owner(dev: u64, ino: u64, ranks: usize) -> usize {
     let mut h = FxHasher::default();
@@ -62,6 +78,8 @@ pub struct Links {
     /// Batches received from each rank during the walk.
     received: Vec<u64>,
     in_flight: Vec<InFlight>,
+    /// At most this many batches in `in_flight`.
+    cap: usize,
     /// Of each inode this rank owns, the name that sorts first so far.
     first: FxHashMap<(u64, u64), LinkName>,
     /// Names not counted, by directory (`--inodes`'s entries counted
@@ -69,6 +87,8 @@ pub struct Links {
     more_names: FxHashMap<Vec<u8>, DirRec>,
     /// Batches sent during the walk (for `TRAVERSE_MPI_STATS`).
     pub batches: u64,
+    /// The most batches that were on their way at once (the same).
+    pub peak: usize,
 }
 
 impl Links {
@@ -80,14 +100,17 @@ impl Links {
             sent: vec![0; ranks],
             received: vec![0; ranks],
             in_flight: Vec::new(),
+            cap: in_flight_cap(),
             first: FxHashMap::default(),
             more_names: FxHashMap::default(),
             batches: 0,
+            peak: 0,
         }
     }
 
-    /// Hands `names` to their owners: this rank's own at once, the others'
-    /// in a batch once [`BATCH`] bytes are waiting for that rank.
+    /// Hands `names` to their owners during the walk: this rank's own at
+    /// once, the others' in a batch once [`BATCH`] bytes are waiting for
+    /// that rank.
     pub fn post(&mut self, world: &SimpleCommunicator, names: Vec<LinkName>) {
         let ranks = self.pending.len();
         for name in names {
@@ -104,9 +127,35 @@ impl Links {
         self.reap();
     }
 
+    /// After the walk: keeps `names` for [`Links::finish`]'s exchange. No
+    /// batch is sent: the other ranks may be in that collective already,
+    /// where they take in no batch until every rank has joined it.
+    pub fn keep(&mut self, names: Vec<LinkName>) {
+        let ranks = self.pending.len();
+        for name in names {
+            match owner(name.dev, name.ino, ranks) {
+                to if to == self.rank => self.settle(name),
+                to => write_name(&mut self.pending[to], &name),
+            }
+        }
+    }
+
     /// Sends what waits for `to` without blocking: the other rank may be
-    /// sending to this one at the same time.
+    /// sending to this one at the same time. With [`in_flight_cap`] batches
+    /// on their way, it first takes in the others' batches (what a rank
+    /// waiting on this one's would need) until one of its own has left.
     fn send(&mut self, world: &SimpleCommunicator, to: usize) {
+        self.reap();
+        while self.in_flight.len() >= self.cap {
+            match world.any_process().immediate_matched_probe_with_tag(LINKS) {
+                Some(probed) => {
+                    let (bytes, status) = probed.matched_receive_vec::<u8>();
+                    self.receive(status.source_rank(), &bytes);
+                }
+                None => std::thread::yield_now(),
+            }
+            self.reap();
+        }
         let bytes = std::mem::take(&mut self.pending[to].0).into_boxed_slice();
         let buffer = Box::into_raw(bytes);
         // SAFETY: `buffer` comes from `Box::into_raw` and is only freed by
@@ -117,6 +166,7 @@ impl Links {
                 .process_at_rank(to as i32)
                 .immediate_send_with_tag(StaticScope, data, LINKS);
         self.in_flight.push(InFlight { request, buffer });
+        self.peak = self.peak.max(self.in_flight.len());
         self.sent[to] += 1;
         self.batches += 1;
     }

@@ -132,8 +132,8 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
         steal::walk(world, &walkers, root, &mut share, &mut links);
         if std::env::var_os("TRAVERSE_MPI_STATS").is_some() {
             eprintln!(
-                "traverse-mpi stats: rank {rank}: {} tasks, {} entries, {} batches of hard links",
-                share.tasks, share.entries, links.batches
+                "traverse-mpi stats: rank {rank}: {} tasks, {} entries, at most {} in flight of {} batches of hard links",
+                share.tasks, share.entries, links.peak, links.batches
             );
         }
         links.finish(world, &mut share, &mut owned);

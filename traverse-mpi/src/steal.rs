@@ -12,7 +12,7 @@ use mpi::point_to_point::{Destination, Source, Status};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 
-use crate::links::{Links, LINKS};
+use crate::links::{self, Links, LINKS};
 use crate::task::{self, Task};
 use crate::walker::{LinkName, Share, Walker};
 
@@ -30,6 +30,9 @@ const MAX_GIVE: usize = 4096;
 
 /// How often a busy rank looks for messages.
 const POLL: Duration = Duration::from_micros(200);
+
+/// Hard-linked names a batch holds, about (16 KiB of 100-byte records).
+const NAMES_PER_BATCH: usize = 160;
 
 /// The state of one rank in the termination rounds (Safra).
 struct Safra {
@@ -64,6 +67,10 @@ struct State {
     /// One rank alone: the walk is over when no task is left and no reader
     /// is busy.
     alone: bool,
+    /// With several ranks, a reader that leaves more names than this in
+    /// `links` waits until the MPI thread has taken them (while that one
+    /// waits for its batches to leave), so they cannot pile up unbounded.
+    max_links: usize,
 }
 
 impl Stack {
@@ -97,6 +104,9 @@ impl Stack {
             let mut state = self.lock();
             state.tasks.extend(found.drain(..));
             state.links.append(&mut share.links);
+            while !state.alone && state.links.len() > state.max_links && !state.over {
+                state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
             state.busy -= 1;
             self.wake.notify_all();
         }
@@ -120,6 +130,7 @@ pub fn walk(
         let mut state = stack.lock();
         state.tasks.extend(root);
         state.alone = world.size() == 1;
+        state.max_links = links::in_flight_cap() * NAMES_PER_BATCH;
     }
     let mut shares: Vec<Share> = walkers.iter().map(|_| Share::default()).collect();
     std::thread::scope(|scope| {
@@ -147,7 +158,7 @@ pub fn walk(
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         }
     });
-    links.post(world, std::mem::take(&mut stack.lock().links));
+    links.keep(std::mem::take(&mut stack.lock().links));
     for s in shares {
         share.merge(s);
     }
@@ -177,6 +188,10 @@ fn serve(world: &SimpleCommunicator, stack: &Stack, asked: &mut Option<i32>, lin
             let names = std::mem::take(&mut state.links);
             (state.tasks.is_empty() && state.busy == 0, names)
         };
+        if !names.is_empty() {
+            // A reader may wait for its names to be taken.
+            stack.wake.notify_all();
+        }
         links.post(world, names);
         if !idle {
             std::thread::sleep(POLL);

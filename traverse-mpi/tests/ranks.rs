@@ -186,12 +186,9 @@ fn a_deep_chain_is_walked_whole() {
     same_as_traverse(&["--top", "2", s(&r)], false);
 }
 
-#[test]
-fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("t");
-    // 4 000 inodes with two names each, in different directories: more
-    // names than one batch holds for any rank.
+/// 4 000 inodes with two names each, in different directories below
+/// `root`: more names than one batch holds for any rank.
+fn linked_tree(root: &Path) {
     for d in 0..40 {
         for f in 0..100 {
             let a = root.join(format!("a{d}/file-with-a-longish-name-{f}"));
@@ -201,6 +198,27 @@ fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
             std::fs::hard_link(&a, &b).unwrap();
         }
     }
+}
+
+/// What `TRAVERSE_MPI_STATS` says of each rank's batches of hard links:
+/// (the most on their way at once, how many were sent).
+fn batch_stats(stderr: &str) -> Vec<(u64, u64)> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_suffix(" batches of hard links"))
+        .map(|l| {
+            let words: Vec<&str> = l.split(' ').collect();
+            let n = |at: usize| words[words.len() - at].parse::<u64>().unwrap();
+            (n(5), n(1))
+        })
+        .collect()
+}
+
+#[test]
+fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    linked_tree(&root);
     let r = s(&root);
     for args in [
         vec![r],
@@ -213,12 +231,42 @@ fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
     // many each sent.
     let out = run(mpi(4, "vader,self", &[r]).env("TRAVERSE_MPI_STATS", "1"));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let batches: u64 = stderr
-        .lines()
-        .filter_map(|l| l.strip_suffix(" batches of hard links"))
-        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
-        .sum();
+    let batches: u64 = batch_stats(&stderr).iter().map(|b| b.1).sum();
     assert!(batches >= 4, "{stderr}");
+}
+
+/// With the cap on batches in flight set to one, a rank that has a batch
+/// on its way takes in the others' before it sends the next: every rank
+/// reports at most one in flight, batches still leave during the walk, and
+/// the lines are still traverse's (each inode in the directory of its name
+/// that sorts first), their total du's.
+#[test]
+fn batches_of_hard_links_in_flight_stay_under_their_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    linked_tree(&root);
+    let r = s(&root);
+    let want = String::from_utf8(run(&mut traverse(&["-d", "1", r])).stdout).unwrap();
+    assert_eq!(want.lines().last(), du(&["-s", r]).lines().next());
+    for btl in TRANSPORTS {
+        let mut cmd = mpi(4, btl, &["-d", "1", r]);
+        cmd.env("TRAVERSE_MPI_STATS", "1")
+            .env("TRAVERSE_MPI_IN_FLIGHT", "1");
+        let out = run(&mut cmd);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            want,
+            "{btl}: {stderr}"
+        );
+        let stats = batch_stats(&stderr);
+        assert_eq!(stats.len(), 4, "{btl}: {stderr}");
+        assert!(stats.iter().all(|&(peak, _)| peak <= 1), "{btl}: {stderr}");
+        assert!(
+            stats.iter().map(|b| b.1).sum::<u64>() >= 4,
+            "{btl}: {stderr}"
+        );
+    }
 }
 
 #[test]
