@@ -55,6 +55,7 @@ pub struct WalkBuilder {
     follow_links: bool,
     follow_root_links: bool,
     sort: Option<SortBy>,
+    contents_first: bool,
 }
 
 impl Default for WalkBuilder {
@@ -91,6 +92,7 @@ impl WalkBuilder {
             follow_links: false,
             follow_root_links: false,
             sort: None,
+            contents_first: false,
         }
     }
 
@@ -379,6 +381,7 @@ impl WalkBuilder {
                 follow_links: self.follow_links,
                 follow_root_links: self.follow_root_links || self.follow_links,
                 sort: self.sort.clone(),
+                contents_first: self.contents_first,
             },
             fallback,
             limit,

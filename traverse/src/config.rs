@@ -243,9 +243,18 @@ pub(crate) struct Config {
     pub follow_root_links: bool,
     /// A listing's order within each directory.
     pub sort: Option<SortBy>,
+    /// A listing lists a directory after its subtree.
+    pub contents_first: bool,
 }
 
 impl Config {
+    /// Whether a directory at `depth` below the root is read (the maximum
+    /// depth counts the directories at its last level without reading
+    /// them).
+    pub fn reads(&self, depth: usize) -> bool {
+        self.max_depth.is_none_or(|max| depth < max)
+    }
+
     /// How directories below the root are opened: through symlinks only
     /// when following them.
     pub fn opener(&self) -> crate::node::Opener {

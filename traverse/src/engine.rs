@@ -26,7 +26,7 @@ use crate::filter::FilterEntry;
 use crate::links::{shard_of, Links, MountNames, SHARDS};
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
-use crate::sort::Sorting;
+use crate::sort::Order;
 use crate::spare::Spares;
 use crate::sys::{FileId, Stat};
 use crate::totals::Accumulator;
@@ -74,9 +74,9 @@ pub(crate) struct Shared {
     pub mount_names: Arc<MountNames>,
     /// Buffers and rings kept from one root to the next.
     pub spares: Arc<Spares>,
-    /// In a listing sorted per directory, the entries held until their
-    /// directory ends.
-    pub sorting: Option<Sorting>,
+    /// In a listing sorted per directory or contents first, the entries
+    /// held until their directory (or its subtree) is done.
+    pub order: Option<Order>,
 }
 
 /// Directories by (device, inode).
@@ -164,7 +164,7 @@ impl Shared {
     /// depth counts the directories at its last level without reading
     /// them).
     pub fn reads(&self, depth: usize) -> bool {
-        self.config.max_depth.is_none_or(|max| depth < max)
+        self.config.reads(depth)
     }
 
     /// Whether the subdirectories of `dir` that `d_type` says are

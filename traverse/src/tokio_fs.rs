@@ -109,7 +109,11 @@ async fn read_dir(
 ) -> (Accumulator, Vec<Arc<DirNode>>) {
     let forward = Forward {
         tx,
-        sorted: shared.sorting.as_ref().map(|_| Vec::new()),
+        sorted: shared
+            .order
+            .as_ref()
+            .filter(|o| !o.contents_first())
+            .map(|_| Vec::new()),
     };
     let mut worker = Worker::new(&shared, Box::new(forward));
     let mut children = Vec::new();
@@ -222,7 +226,9 @@ enum Event {
 /// Tasks run on the runtime's threads; they send what they find here and
 /// the driver passes it on to its own visitor.
 /// In a sorted listing a task's entries (one directory's, sorted) go as
-/// one event when it ends.
+/// one event when it ends. Contents first, every event goes at once: the
+/// order hands each directory's entries over under its lock, so they stay
+/// together and come after those of their subtree.
 struct Forward {
     tx: mpsc::SyncSender<Event>,
     sorted: Option<Vec<Event>>,
