@@ -10,6 +10,7 @@ use globset::GlobSet;
 use io_uring_getdents::detect::RingError;
 
 use crate::filter::EntryFilter;
+use crate::ignore_rules::IgnoreRules;
 use crate::sort::SortBy;
 use crate::sys::{STATX_LS_MASK, STATX_MASK};
 use crate::timestamp::TimeField;
@@ -245,6 +246,8 @@ pub(crate) struct Config {
     pub sort: Option<SortBy>,
     /// A listing lists a directory after its subtree.
     pub contents_first: bool,
+    /// Entries left out by ignore files and hidden names.
+    pub ignore: Option<IgnoreRules>,
 }
 
 impl Config {

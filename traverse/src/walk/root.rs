@@ -3,6 +3,7 @@
 //! to the engine with the rest of the tree.
 
 use super::*;
+use crate::ignore_rules::Rules;
 use crate::sort::Order;
 
 impl Walk {
@@ -153,6 +154,7 @@ impl Walk {
                 order: (self.config.list)
                     .then(|| Order::new(self.config.sort.clone(), self.config.contents_first))
                     .flatten(),
+                ignore: self.config.ignore.map(|rules| Rules::new(rules, root)),
             });
             if let Some(order) = shared.order.as_ref().filter(|_| root_last) {
                 self.hold_root(order, root, &st);
