@@ -58,27 +58,28 @@ struct Held {
     file_type: FileType,
     depth: usize,
     stat: Option<Stat>,
+    /// A symbolic link the walk followed.
+    followed: bool,
 }
 
 impl Held {
-    fn new(
-        (path, name_len): (&[u8], usize),
-        ft: FileType,
-        depth: usize,
-        st: Option<&Stat>,
-    ) -> Held {
+    /// `entry`, at a path whose last `name_len` bytes are its name.
+    fn new(entry: &Entry<'_>, name_len: usize, st: Option<&Stat>) -> Held {
+        let path = entry.path().as_os_str().as_bytes();
         Held {
             path: path.into(),
             name_at: path.len() - name_len,
-            file_type: ft,
-            depth,
+            file_type: entry.file_type(),
+            depth: entry.depth(),
             stat: st.copied(),
+            followed: entry.path_is_symlink() && entry.file_type() != FileType::Symlink,
         }
     }
 
     fn entry(&self) -> Entry<'_> {
         let path = Path::new(OsStr::from_bytes(&self.path));
-        Entry::new(path, self.file_type, self.depth).with_stat(self.stat.as_ref())
+        let entry = Entry::new(path, self.file_type, self.depth).followed(self.followed);
+        entry.with_stat(self.stat.as_ref())
     }
 }
 
@@ -120,9 +121,9 @@ pub(crate) struct Holding {
 }
 
 impl Holding {
-    /// Holds the entry at `path`, whose last `name_len` bytes are its name.
-    pub fn hold(&mut self, path: (&[u8], usize), ft: FileType, depth: usize, st: Option<&Stat>) {
-        self.held.push(Held::new(path, ft, depth, st));
+    /// Holds `entry`, whose path's last `name_len` bytes are its name.
+    pub fn hold(&mut self, entry: &Entry<'_>, name_len: usize, st: Option<&Stat>) {
+        self.held.push(Held::new(entry, name_len, st));
     }
 
     /// A subdirectory of the current directory is queued to be read.
@@ -155,10 +156,9 @@ impl Order {
         self.contents_first
     }
 
-    /// Contents first, the root (its path, type and depth 0): held until
-    /// the walk's end.
-    pub fn hold_root(&self, path: &[u8], ft: FileType, st: Option<&Stat>) {
-        *crate::sys::lock(&self.root) = Some(Held::new((path, 0), ft, 0, st));
+    /// Contents first, the root's entry: held until the walk's end.
+    pub fn hold_root(&self, root: &Entry<'_>, st: Option<&Stat>) {
+        *crate::sys::lock(&self.root) = Some(Held::new(root, 0, st));
     }
 
     /// Adds what the worker held of `dir` to the directory's.

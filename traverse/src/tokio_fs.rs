@@ -217,7 +217,8 @@ async fn read_dir(
 
 /// What a directory task hands to the driver's visitor.
 enum Event {
-    Visit(PathBuf, FileType, usize, Option<Metadata>),
+    /// Path, type, depth, metadata, whether a link was followed.
+    Visit(PathBuf, FileType, usize, Option<Metadata>, bool),
     Error(Error),
     /// A sorted directory's entries, which other tasks' must not split.
     Sorted(Vec<Event>),
@@ -241,6 +242,7 @@ impl Visitor for Forward {
             entry.file_type(),
             entry.depth(),
             entry.metadata().copied(),
+            entry.path_is_symlink() && entry.file_type() != FileType::Symlink,
         );
         match &mut self.sorted {
             Some(sorted) => sorted.push(event),
@@ -266,8 +268,8 @@ impl Event {
     /// Hands the event to `visitor`.
     fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path, file_type, depth, metadata) => {
-                let entry = Entry::new(&path, file_type, depth);
+            Event::Visit(path, file_type, depth, metadata, followed) => {
+                let entry = Entry::new(&path, file_type, depth).followed(followed);
                 visitor.visit_entry(&entry.with_metadata(metadata));
             }
             Event::Error(err) => visitor.error(err),

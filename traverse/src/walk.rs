@@ -296,7 +296,7 @@ impl Walk {
         if self.config.min_depth == 0 {
             let meta = Some(st).filter(|_| self.config.list_metadata);
             let file_type = FileType::from_mode(st.mode);
-            order.hold_root(root.as_os_str().as_bytes(), file_type, meta);
+            order.hold_root(&Entry::new(root, file_type, 0), meta);
         }
     }
 

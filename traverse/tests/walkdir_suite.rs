@@ -358,3 +358,34 @@ fn contents_first_and_sorted_match_walkdir() {
         }
     }
 }
+
+#[test]
+fn followed_links_match_walkdir() {
+    // walkdir: sym_file_follow, sym_dir_follow: a link followed has its
+    // target's type and `path_is_symlink()`. Every path to a directory is
+    // walked, as walkdir walks them, with `count_links` (without it, one
+    // reached twice is walked once, as `du -L` counts). The reference
+    // engines follow no link.
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    fs::create_dir_all(r.join("a/b")).unwrap();
+    fs::write(r.join("a/f"), b"data").unwrap();
+    fs::write(r.join("a/b/g"), b"data").unwrap();
+    symlink(r.join("a"), r.join("a-link")).unwrap();
+    symlink("a/f", r.join("f-link")).unwrap();
+    symlink("../f", r.join("a/b/up-f")).unwrap();
+    let want = theirs(walkdir::WalkDir::new(r).follow_links(true));
+    assert!(want.contains(&(r.join("a-link/b/up-f"), 3, 'f', true)));
+    for engine in [Engine::Threads, Engine::Uring] {
+        for sorted in [false, true] {
+            let b = WalkBuilder::new()
+                .engine(engine)
+                .follow_links(true)
+                .count_links(true);
+            let b = if sorted { b.sort_by_file_name() } else { b };
+            let (got, errs) = ours(b, r);
+            assert!(errs.is_empty(), "{engine:?}: {errs:?}");
+            assert_eq!(got, want, "{engine:?}, sorted {sorted}");
+        }
+    }
+}

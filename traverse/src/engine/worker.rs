@@ -224,15 +224,16 @@ impl<'v> Worker<'v> {
         let file_type = st.map_or(FileType::from_d_type(d_type), |st| {
             FileType::from_mode(st.mode)
         });
+        // A link followed: `st` is its target's.
+        let followed = d_type == libc::DT_LNK && file_type != FileType::Symlink;
         let st = st.filter(|_| shared.config.list_metadata);
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
+        let entry = Entry::new(path, file_type, depth).followed(followed);
         if shared.order.as_ref().is_some_and(|o| o.holds(descends)) {
-            let path = (&self.entry_path[..], name.len());
-            self.held.hold(path, file_type, depth, st);
+            self.held.hold(&entry, name.len(), st);
             return;
         }
-        let path = Path::new(OsStr::from_bytes(&self.entry_path));
-        self.visitor
-            .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
+        self.visitor.visit_entry(&entry.with_stat(st));
     }
 
     /// Counts the entry `ent` (its name in `names`) of `dir`, the
