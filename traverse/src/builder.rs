@@ -9,6 +9,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::config::{Config, Engine, Resolved, UringUnavailable};
 use crate::filter::{EntryFilter, FilterEntry};
+use crate::ignore_rules::IgnoreRules;
 use crate::node::FdBudget;
 use crate::sort::SortBy;
 use crate::sys;
@@ -55,6 +56,8 @@ pub struct WalkBuilder {
     follow_links: bool,
     follow_root_links: bool,
     sort: Option<SortBy>,
+    contents_first: bool,
+    ignore: Option<IgnoreRules>,
 }
 
 impl Default for WalkBuilder {
@@ -91,6 +94,8 @@ impl WalkBuilder {
             follow_links: false,
             follow_root_links: false,
             sort: None,
+            contents_first: false,
+            ignore: None,
         }
     }
 
@@ -330,6 +335,31 @@ impl WalkBuilder {
         self
     }
 
+    /// Leaves out what `rules` say, as ripgrep and fd do: hidden entries,
+    /// and what `.ignore`, `.gitignore` and git's global excludes name
+    /// (the `ignore` crate's matcher), like a name given to
+    /// [`exclude`](Self::exclude): neither counted nor listed nor
+    /// descended into. Each directory's ignore files are read once, before
+    /// its entries are decided on. [`IgnoreRules`] has a whole example.
+    ///
+    /// ```
+    /// use traverse::{IgnoreRules, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join(".ignore"), "*.o\n")?;
+    /// std::fs::write(dir.path().join("a.o"), b"12345")?;
+    /// std::fs::write(dir.path().join("a.c"), b"1")?;
+    /// let walk = WalkBuilder::new().ignore_rules(IgnoreRules::new()).build();
+    /// // `a.c`: `a.o` is ignored, `.ignore` hidden.
+    /// assert_eq!(walk.totals(dir.path()).totals.files, 1);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn ignore_rules(mut self, rules: IgnoreRules) -> WalkBuilder {
+        self.ignore = Some(rules);
+        self
+    }
+
     /// Resolves the engine (`auto`, and `uring` without io_uring) and the
     /// number of jobs.
     pub fn build(&self) -> Walk {
@@ -379,6 +409,8 @@ impl WalkBuilder {
                 follow_links: self.follow_links,
                 follow_root_links: self.follow_root_links || self.follow_links,
                 sort: self.sort.clone(),
+                contents_first: self.contents_first,
+                ignore: self.ignore,
             },
             fallback,
             limit,

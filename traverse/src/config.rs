@@ -10,6 +10,7 @@ use globset::GlobSet;
 use io_uring_getdents::detect::RingError;
 
 use crate::filter::EntryFilter;
+use crate::ignore_rules::IgnoreRules;
 use crate::sort::SortBy;
 use crate::sys::{STATX_LS_MASK, STATX_MASK};
 use crate::timestamp::TimeField;
@@ -243,9 +244,20 @@ pub(crate) struct Config {
     pub follow_root_links: bool,
     /// A listing's order within each directory.
     pub sort: Option<SortBy>,
+    /// A listing lists a directory after its subtree.
+    pub contents_first: bool,
+    /// Entries left out by ignore files and hidden names.
+    pub ignore: Option<IgnoreRules>,
 }
 
 impl Config {
+    /// Whether a directory at `depth` below the root is read (the maximum
+    /// depth counts the directories at its last level without reading
+    /// them).
+    pub fn reads(&self, depth: usize) -> bool {
+        self.max_depth.is_none_or(|max| depth < max)
+    }
+
     /// How directories below the root are opened: through symlinks only
     /// when following them.
     pub fn opener(&self) -> crate::node::Opener {

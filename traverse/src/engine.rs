@@ -23,10 +23,11 @@ use crate::breakdown::Breakdown;
 use crate::config::Config;
 use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
+use crate::ignore_rules::Rules;
 use crate::links::{shard_of, Links, MountNames, SHARDS};
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
-use crate::sort::Sorting;
+use crate::sort::Order;
 use crate::spare::Spares;
 use crate::sys::{FileId, Stat};
 use crate::totals::Accumulator;
@@ -74,9 +75,11 @@ pub(crate) struct Shared {
     pub mount_names: Arc<MountNames>,
     /// Buffers and rings kept from one root to the next.
     pub spares: Arc<Spares>,
-    /// In a listing sorted per directory, the entries held until their
-    /// directory ends.
-    pub sorting: Option<Sorting>,
+    /// In a listing sorted per directory or contents first, the entries
+    /// held until their directory (or its subtree) is done.
+    pub order: Option<Order>,
+    /// The ignore rules of this root's walk, when asked for.
+    pub ignore: Option<Rules>,
 }
 
 /// Directories by (device, inode).
@@ -107,9 +110,12 @@ impl Shared {
     /// Whether an entry of this `d_type` must be stat'ed: always when
     /// counting sizes or listing with metadata; when listing, a directory
     /// too (its identity tells a loop, its device and mount a mount point,
-    /// as `find` stats it).
+    /// as `find` stats it), and a symlink the walk follows.
     pub fn needs_stat(&self, d_type: u8) -> bool {
-        !self.config.counts_types_only() || d_type == libc::DT_UNKNOWN || d_type == libc::DT_DIR
+        !self.config.counts_types_only()
+            || d_type == libc::DT_UNKNOWN
+            || d_type == libc::DT_DIR
+            || (d_type == libc::DT_LNK && self.config.follow_links)
     }
 
     /// Whether the directory `st` may be one of its ancestors, so that the
@@ -144,7 +150,8 @@ impl Shared {
 
     /// Whether the entry `name` of `dir`, of type `d_type`, is left out:
     /// neither counted nor descended into. It is when its name is excluded
-    /// (`--exclude`) or the user's filter refuses it. Every engine asks
+    /// (`--exclude`), the user's filter refuses it or the ignore rules
+    /// leave it out. Every engine asks
     /// here, before it stats the entry. (No entry lies deeper than the
     /// maximum depth: the directories at it are not read, see
     /// [`reads`](Self::reads).)
@@ -158,13 +165,17 @@ impl Shared {
                 .filter
                 .as_ref()
                 .is_some_and(|f| !f.keeps(&FilterEntry::new(dir, name, d_type)))
+            || self
+                .ignore
+                .as_ref()
+                .is_some_and(|rules| rules.ignores(dir, name, d_type))
     }
 
     /// Whether a directory at `depth` below the root is read (the maximum
     /// depth counts the directories at its last level without reading
     /// them).
     pub fn reads(&self, depth: usize) -> bool {
-        self.config.max_depth.is_none_or(|max| depth < max)
+        self.config.reads(depth)
     }
 
     /// Whether the subdirectories of `dir` that `d_type` says are

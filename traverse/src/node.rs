@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use io_uring_getdents::dirent::DirentIter;
 
+use crate::ignore_rules::DirRules;
 use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
 
@@ -45,6 +46,8 @@ pub(crate) struct DirNode {
     tally: Option<Box<Tally>>,
     /// Its stat, made before it was opened, said [`small_leaf`].
     small_leaf: bool,
+    /// With ignore rules: its own, read when first asked for.
+    ignore: OnceLock<Box<DirRules>>,
 }
 
 /// Largest directory (`st_size`) taken for a small one by [`small_leaf`]:
@@ -74,6 +77,7 @@ impl DirNode {
             pending: AtomicUsize::new(0),
             tally: tally.map(Box::new),
             small_leaf: false,
+            ignore: OnceLock::new(),
         })
     }
 
@@ -101,6 +105,7 @@ impl DirNode {
             pending: AtomicUsize::new(0),
             tally,
             small_leaf: st.is_some_and(small_leaf),
+            ignore: OnceLock::new(),
         };
         if let Some(id) = id {
             let _ = node.id.set(id);
@@ -152,6 +157,11 @@ impl DirNode {
     /// Its subtree's totals, when a breakdown was asked for.
     pub fn tally(&self) -> Option<&Tally> {
         self.tally.as_deref()
+    }
+
+    /// Its ignore rules, once read ([`crate::ignore_rules`]).
+    pub fn ignore_rules(&self) -> &OnceLock<Box<DirRules>> {
+        &self.ignore
     }
 
     /// The path for messages and listings: the root's path and the names

@@ -109,7 +109,11 @@ async fn read_dir(
 ) -> (Accumulator, Vec<Arc<DirNode>>) {
     let forward = Forward {
         tx,
-        sorted: shared.sorting.as_ref().map(|_| Vec::new()),
+        sorted: shared
+            .order
+            .as_ref()
+            .filter(|o| !o.contents_first())
+            .map(|_| Vec::new()),
     };
     let mut worker = Worker::new(&shared, Box::new(forward));
     let mut children = Vec::new();
@@ -213,7 +217,8 @@ async fn read_dir(
 
 /// What a directory task hands to the driver's visitor.
 enum Event {
-    Visit(PathBuf, FileType, usize, Option<Metadata>),
+    /// Path, type, depth, metadata, whether a link was followed.
+    Visit(PathBuf, FileType, usize, Option<Metadata>, bool),
     Error(Error),
     /// A sorted directory's entries, which other tasks' must not split.
     Sorted(Vec<Event>),
@@ -222,7 +227,9 @@ enum Event {
 /// Tasks run on the runtime's threads; they send what they find here and
 /// the driver passes it on to its own visitor.
 /// In a sorted listing a task's entries (one directory's, sorted) go as
-/// one event when it ends.
+/// one event when it ends. Contents first, every event goes at once: the
+/// order hands each directory's entries over under its lock, so they stay
+/// together and come after those of their subtree.
 struct Forward {
     tx: mpsc::SyncSender<Event>,
     sorted: Option<Vec<Event>>,
@@ -235,6 +242,7 @@ impl Visitor for Forward {
             entry.file_type(),
             entry.depth(),
             entry.metadata().copied(),
+            entry.path_is_symlink() && entry.file_type() != FileType::Symlink,
         );
         match &mut self.sorted {
             Some(sorted) => sorted.push(event),
@@ -260,8 +268,8 @@ impl Event {
     /// Hands the event to `visitor`.
     fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path, file_type, depth, metadata) => {
-                let entry = Entry::new(&path, file_type, depth);
+            Event::Visit(path, file_type, depth, metadata, followed) => {
+                let entry = Entry::new(&path, file_type, depth).followed(followed);
                 visitor.visit_entry(&entry.with_metadata(metadata));
             }
             Event::Error(err) => visitor.error(err),

@@ -124,6 +124,8 @@ pub struct Entry<'a> {
     file_type: FileType,
     depth: usize,
     metadata: Option<Metadata>,
+    /// A symbolic link the walk followed ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)).
+    followed: bool,
 }
 
 impl<'a> Entry<'a> {
@@ -134,6 +136,16 @@ impl<'a> Entry<'a> {
             file_type,
             depth,
             metadata: None,
+            followed: false,
+        }
+    }
+
+    /// The entry as a symbolic link the walk followed (`yes`): its type
+    /// and metadata are its target's.
+    pub(crate) fn followed(self, yes: bool) -> Entry<'a> {
+        Entry {
+            followed: yes,
+            ..self
         }
     }
 
@@ -165,8 +177,9 @@ impl<'a> Entry<'a> {
     }
 
     /// Whether the path is a symbolic link (walkdir's `path_is_symlink`):
-    /// the walk never follows one, so this is a type of
-    /// [`FileType::Symlink`].
+    /// one of type [`FileType::Symlink`], or with
+    /// [`follow_links`](crate::WalkBuilder::follow_links) one the walk
+    /// followed, whose type is its target's.
     ///
     /// ```
     /// use traverse::{Entry, FileType};
@@ -174,7 +187,7 @@ impl<'a> Entry<'a> {
     /// assert!(entry.path_is_symlink());
     /// ```
     pub fn path_is_symlink(&self) -> bool {
-        self.file_type == FileType::Symlink
+        self.followed || self.file_type == FileType::Symlink
     }
 
     /// What the entry's stat said. In a walk with

@@ -18,6 +18,7 @@ use crate::engine::{DirSet, Shared};
 use crate::error::{Error, Op};
 use crate::links::MountNames;
 use crate::node::{DirNode, FdBudget};
+use crate::sort::Order;
 use crate::spare::Spares;
 use crate::sys::Stat;
 use crate::sys::{self, FileId};
@@ -287,6 +288,15 @@ impl Walk {
             let meta = Some(st).filter(|_| self.config.list_metadata);
             let file_type = FileType::from_mode(st.mode);
             visitor.visit_entry(&Entry::new(root, file_type, 0).with_stat(meta));
+        }
+    }
+
+    /// Contents first: the root, to be listed (from depth 0) last.
+    pub(super) fn hold_root(&self, order: &Order, root: &Path, st: &Stat) {
+        if self.config.min_depth == 0 {
+            let meta = Some(st).filter(|_| self.config.list_metadata);
+            let file_type = FileType::from_mode(st.mode);
+            order.hold_root(&Entry::new(root, file_type, 0), meta);
         }
     }
 

@@ -5,7 +5,7 @@
 //! ```text
 //! crates traverse|std|walkdir|jwalk|ignore|tokio-uring TREE
 //! crates tokio-uring-sorted|ignore-rules|tokio-uring-ignore TREE
-//! crates traverse-list|traverse-sorted TREE
+//! crates traverse-list|traverse-sorted|traverse-ignore TREE
 //! ```
 //!
 //! `traverse-list` is traverse-du's listing with each entry's metadata;
@@ -14,8 +14,8 @@
 //! `tokio-uring-sorted` is `tokio-uring` with each directory sorted by
 //! name; `ignore-rules` and `tokio-uring-ignore` count the entries that
 //! `.gitignore`, `.ignore` and hidden names leave (no sizes: bytes 0), with
-//! the `ignore` crate's parallel walker and with tokio-uring-getdents' ignore
-//! rules, both applying `.gitignore` outside a git repository too (the
+//! the `ignore` crate's parallel walker, with tokio-uring-getdents' ignore
+//! rules and with traverse-du's listing's (`traverse-ignore`), all applying `.gitignore` outside a git repository too (the
 //! Linux tarball has none) and no global excludes file.
 //!
 //! Prints the entries (the root included) and the sum of their apparent
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         eprintln!(
             "usage: crates traverse|std|walkdir|jwalk|ignore|tokio-uring\
              |tokio-uring-sorted|ignore-rules|tokio-uring-ignore\
-             |traverse-list|traverse-sorted TREE"
+             |traverse-list|traverse-sorted|traverse-ignore TREE"
         );
         return ExitCode::from(2);
     };
@@ -43,6 +43,7 @@ fn main() -> ExitCode {
         "traverse" => traverse_walk(root),
         "traverse-list" => traverse_list(root, false),
         "traverse-sorted" => traverse_list(root, true),
+        "traverse-ignore" => traverse_ignore_walk(root),
         "std" => std_walk(root),
         "walkdir" => walkdir_walk(root),
         "jwalk" => jwalk_walk(root),
@@ -240,4 +241,23 @@ fn tokio_uring_ignore_walk(root: &Path) -> io::Result<(u64, u64)> {
         }
         Ok((entries, 0))
     })
+}
+
+/// traverse-du's listing (no metadata) with the same rules: entries counted.
+fn traverse_ignore_walk(root: &Path) -> io::Result<(u64, u64)> {
+    let rules = traverse::IgnoreRules::new()
+        .require_git(false)
+        .git_global(false);
+    let walk = traverse::WalkBuilder::new()
+        .list(true)
+        .ignore_rules(rules)
+        .build();
+    let (mut entries, mut failed) = (0, None);
+    walk.run_with(root, |event| match event {
+        traverse::Event::Entry(_) => entries += 1,
+        traverse::Event::Error(e) => {
+            failed.get_or_insert_with(|| io::Error::other(e.to_string()));
+        }
+    });
+    failed.map_or(Ok((entries, 0)), Err)
 }

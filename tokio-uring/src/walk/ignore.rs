@@ -174,11 +174,13 @@ pub(super) struct Level {
 }
 
 /// What the walk keeps of the rules: the settings, the global file, and
-/// the levels above the root (nearest first).
+/// the levels above the root that have files (nearest first).
 pub(super) struct Rules {
     rules: IgnoreRules,
     global: Option<Gitignore>,
     above: Vec<Level>,
+    /// A `.git` is in one of the root's parents.
+    above_in_git: bool,
     /// The root made absolute, for the levels above it and the global
     /// file, whose patterns are relative to other directories.
     abs_root: PathBuf,
@@ -210,7 +212,7 @@ impl Rules {
         let abs_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let global = rules.git_global.then(|| Gitignore::global().0);
         let global = global.filter(|g| !g.is_empty());
-        let mut above = Vec::new();
+        let (mut above, mut above_in_git) = (Vec::new(), false);
         if rules.parents {
             for dir in abs_root.ancestors().skip(1) {
                 let present = Present {
@@ -219,19 +221,21 @@ impl Rules {
                     git: dir.join(".git").exists(),
                 };
                 let read = |name: &str| std::fs::read(dir.join(name));
-                above.push(Level::build(&rules, dir, &present, false, read));
-            }
-            // `in_git` looks down from the top.
-            let mut in_git = false;
-            for level in above.iter_mut().rev() {
-                in_git |= level.in_git;
-                level.in_git = in_git;
+                let level = Level::build(&rules, dir, &present, false, read);
+                above_in_git |= level.in_git;
+                // Only levels with files: every entry the levels below
+                // leave undecided is matched against each one, on a path
+                // made absolute for it.
+                if !level.is_empty() {
+                    above.push(level);
+                }
             }
         }
         Rules {
             rules,
             global,
             above,
+            above_in_git,
             abs_root,
             root: root.to_path_buf(),
         }
@@ -239,7 +243,7 @@ impl Rules {
 
     /// Whether the root itself is in a git repository (its parents).
     pub(super) fn root_in_git(&self) -> bool {
-        self.above.first().is_some_and(|l| l.in_git)
+        self.above_in_git
     }
 
     /// The level of the directory `path` (open as `fd`), from the names it

@@ -1,5 +1,6 @@
 //! The order of a listing: each directory's entries sorted (walkdir's
-//! `sort_by`), from the same parallel walk.
+//! `sort_by`), a directory after its contents (walkdir's
+//! `contents_first`), from the same parallel walk.
 
 use std::cmp::Ordering;
 
@@ -102,6 +103,39 @@ impl WalkBuilder {
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn sort_by_file_name(mut self) -> WalkBuilder {
         self.sort = Some(SortBy::FileName);
+        self
+    }
+
+    /// In a listing ([`list`](Self::list)), hands a directory to the
+    /// visitor after everything below it, the root last (walkdir's
+    /// `contents_first`, the order a tree is deleted in). Each directory
+    /// that is read is held until its whole subtree is listed; with
+    /// [`sort_by`](Self::sort_by), so are all of a directory's entries,
+    /// which then come together, sorted, after everything below them. The
+    /// order holds between the calls of one visitor and across the
+    /// workers' visitors (calls made after the directory's subtree's). Only
+    /// the directories whose subtrees are not done hold entries.
+    ///
+    /// ```
+    /// use traverse::{Event, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("a/b"))?;
+    /// std::fs::write(dir.path().join("a/b/f"), b"")?;
+    /// let walk = WalkBuilder::new().list(true).contents_first(true).build();
+    /// let mut paths = Vec::new();
+    /// walk.run_with(dir.path(), |event| {
+    ///     if let Event::Entry(e) = event {
+    ///         paths.push(e.path().to_owned());
+    ///     }
+    /// });
+    /// let root = dir.path();
+    /// assert_eq!(paths, [root.join("a/b/f"), root.join("a/b"), root.join("a"), root.into()]);
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    #[must_use = "a setter returns the changed builder, which does nothing until built"]
+    pub fn contents_first(mut self, yes: bool) -> WalkBuilder {
+        self.contents_first = yes;
         self
     }
 }

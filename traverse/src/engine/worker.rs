@@ -49,8 +49,8 @@ pub(crate) struct Worker<'v> {
     /// See [`Shared::counted_before`] and [`Shared::files_before`].
     counted_before: Option<Arc<DirSet>>,
     files_before: Option<Arc<DirSet>>,
-    /// In a sorted listing: the current directory's entries listed since
-    /// [`enter`](Self::enter).
+    /// In a listing in order: the current directory's entries held since
+    /// [`enter`](Self::enter) (and contents first its subdirectories).
     held: Holding,
 }
 
@@ -105,11 +105,12 @@ impl<'v> Worker<'v> {
         }
     }
 
-    /// The reading of `dir` is over, every part of it: in a sorted
-    /// listing its entries go to this worker's visitor now.
+    /// The reading of `dir` is over, every part of it: in a listing in
+    /// order its entries go to this worker's visitor now (contents first,
+    /// once its subtree is done too).
     pub fn dir_done(&mut self, shared: &Shared, dir: &Arc<DirNode>) {
-        if let Some(sorting) = &shared.sorting {
-            sorting.end(dir, &mut *self.visitor);
+        if let Some(order) = &shared.order {
+            order.end(dir, &mut *self.visitor);
         }
         shared.read_done(dir);
     }
@@ -124,8 +125,8 @@ impl<'v> Worker<'v> {
     /// breakdown adds what was counted to its tally; returns it.
     fn leave_dir(&mut self, shared: &Shared) -> Option<Arc<DirNode>> {
         self.seen.publish(&shared.progress, self.acc.totals.bytes);
-        if let (Some(sorting), Some(dir)) = (&shared.sorting, &self.dir) {
-            sorting.keep(dir, &mut self.held);
+        if let (Some(order), Some(dir)) = (&shared.order, &self.dir) {
+            order.keep(dir, &mut self.held);
         }
         if let Some(tally) = self.dir.as_ref().and_then(|dir| dir.tally()) {
             tally.add(&std::mem::take(&mut self.here));
@@ -193,7 +194,7 @@ impl<'v> Worker<'v> {
         if shared.config.counts_types_only() && !gone && d_type != libc::DT_UNKNOWN {
             self.seen.seen += 1;
             self.acc.add_type(d_type);
-            self.list(shared, name, d_type, None, self.depth() + 1);
+            self.list(shared, (name, d_type), None, self.depth() + 1, false);
         }
     }
 
@@ -202,8 +203,17 @@ impl<'v> Worker<'v> {
         self.dir.as_ref().map_or(0, |dir| dir.depth())
     }
 
-    /// Hands the entry `name` of the current directory to the visitor.
-    fn list(&mut self, shared: &Shared, name: &[u8], d_type: u8, st: Option<&Stat>, depth: usize) {
+    /// Hands the entry `name` (of type `d_type`) of the current directory
+    /// to the visitor, or holds it in a listing in order; `descends`: the
+    /// walk reads it.
+    fn list(
+        &mut self,
+        shared: &Shared,
+        (name, d_type): (&[u8], u8),
+        st: Option<&Stat>,
+        depth: usize,
+        descends: bool,
+    ) {
         if depth < shared.config.min_depth {
             return;
         }
@@ -214,15 +224,16 @@ impl<'v> Worker<'v> {
         let file_type = st.map_or(FileType::from_d_type(d_type), |st| {
             FileType::from_mode(st.mode)
         });
+        // A link followed: `st` is its target's.
+        let followed = d_type == libc::DT_LNK && file_type != FileType::Symlink;
         let st = st.filter(|_| shared.config.list_metadata);
-        if shared.sorting.is_some() {
-            let path = (&self.entry_path[..], name.len());
-            self.held.hold(path, file_type, depth, st);
+        let path = Path::new(OsStr::from_bytes(&self.entry_path));
+        let entry = Entry::new(path, file_type, depth).followed(followed);
+        if shared.order.as_ref().is_some_and(|o| o.holds(descends)) {
+            self.held.hold(&entry, name.len(), st);
             return;
         }
-        let path = Path::new(OsStr::from_bytes(&self.entry_path));
-        self.visitor
-            .visit_entry(&Entry::new(path, file_type, depth).with_stat(st));
+        self.visitor.visit_entry(&entry.with_stat(st));
     }
 
     /// Counts the entry `ent` (its name in `names`) of `dir`, the
@@ -397,7 +408,11 @@ impl<'v> Worker<'v> {
             }
         };
         if shared.config.list {
-            self.list(shared, name, d_type, st, depth);
+            self.list(shared, (name, d_type), st, depth, is_dir);
+        }
+        if is_dir && shared.order.as_ref().is_some_and(|o| o.contents_first()) {
+            // Its caller queues it: its subtree, when done, counts here.
+            self.held.subtree();
         }
         is_dir
     }

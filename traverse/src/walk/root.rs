@@ -3,7 +3,8 @@
 //! to the engine with the rest of the tree.
 
 use super::*;
-use crate::sort::Sorting;
+use crate::ignore_rules::Rules;
+use crate::sort::Order;
 
 impl Walk {
     pub(super) fn walk_root(
@@ -104,7 +105,11 @@ impl Walk {
         } else {
             acc.add(&st);
         }
-        self.list_root(&mut *visitor, root, &st);
+        // Contents first, the root comes last, once its walk is done.
+        let root_last = self.config.contents_first && opened.is_ok() && self.config.reads(0);
+        if !root_last {
+            self.list_root(&mut *visitor, root, &st);
+        }
         self.progress.add(1, st.size);
         let fd = match opened {
             Ok(fd) => fd,
@@ -146,10 +151,14 @@ impl Walk {
                     &self.mount_names.lock().unwrap_or_else(|p| p.into_inner()),
                 ),
                 spares: Arc::clone(&self.spares),
-                sorting: (self.config.list)
-                    .then(|| self.config.sort.clone().map(Sorting::new))
+                order: (self.config.list)
+                    .then(|| Order::new(self.config.sort.clone(), self.config.contents_first))
                     .flatten(),
+                ignore: self.config.ignore.map(|rules| Rules::new(rules, root)),
             });
+            if let Some(order) = shared.order.as_ref().filter(|_| root_last) {
+                self.hold_root(order, root, &st);
+            }
             // Reached: a link back to it is passed over.
             shared.first_reach(&st);
             let root = DirNode::root(croot, fd, st.id(), tally);
