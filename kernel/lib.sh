@@ -14,6 +14,19 @@ install_missing() {
 	"$(dirname "${BASH_SOURCE[0]}")/../.ci/apt-install" "$@" || die "could not install $*"
 }
 
+# getdents_opcode: the number the series gives IORING_OP_GETDENTS on the
+# base kernel/build builds (KERNEL_BASE): the opcode after the last one of
+# that release, 58 on 6.12 (IORING_OP_LISTEN is 57), 65 on 7.3
+# (IORING_OP_URING_CMD128 is 64). For the C tests, which Debian 12's
+# headers cannot give it to.
+getdents_opcode() {
+	case ${KERNEL_BASE:-6.12} in
+	6.12) echo 58 ;;
+	7.3) echo 65 ;;
+	*) die "KERNEL_BASE must be 6.12 or 7.3" ;;
+	esac
+}
+
 # --- initramfs lists for gen_init_cpio (test-vm, bench-vm, nowait-bench) ----
 # initramfs_start LIST: starts an empty list with /dev/console and
 # busybox as /bin/sh.

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: how a readdirplus read (IORING_OP_GETDENTS with
+ * IORING_GETDENTS_PLUS) ends early, and what it keeps.
+ *
+ * - cancel_between_lookups: a read of a FUSE directory runs in io-wq and
+ *   makes a LOOKUP round trip per name. The FUSE server here (raw
+ *   /dev/fuse, in a child process) holds the second LOOKUP until the test
+ *   has cancelled the read (IORING_OP_ASYNC_CANCEL). The read must stop
+ *   after that lookup, not go on with the other names, and the names it
+ *   read but did not deliver must come back from the file position: a
+ *   getdents64(2) loop afterwards lists exactly the rest.
+ * - efault_keeps_records: a read whose second record falls on a page that
+ *   cannot be written returns the first record (as getdents64(2) returns
+ *   what it wrote before an -EFAULT), and the rest is read from the file
+ *   position.
+ *
+ * Counts, never times: the server counts the LOOKUPs it answered. Prints
+ * the lines of Rust's test harness, as kernel/getdents-test.c does; runs as
+ * root (mount). kernel/test-vm builds it with the series' opcode.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <linux/fuse.h>
+#include <linux/io_uring.h>
+#include <linux/magic.h>
+#include <linux/stat.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "c-test.h"
+
+#ifndef OP_GETDENTS
+#define OP_GETDENTS	58
+#endif
+#define GETDENTS_PLUS	(1U << 0)
+#define NAMES		40	/* entries of the FUSE directory */
+#define HELD_LOOKUP	2	/* the LOOKUP the server holds */
+#define BUF_LEN		65536
+
+/* Shared between the test and the FUSE server (MAP_SHARED). */
+struct shared {
+	int lookups;		/* LOOKUPs answered */
+	int release;		/* the held LOOKUP may be answered */
+};
+
+static struct shared *sh;
+static char failure[512];
+
+static int fail(const char *msg, long a, long b)
+{
+	snprintf(failure, sizeof(failure), msg, a, b);
+	return 1;
+}
+
+/* --- a minimal ring ------------------------------------------------------ */
+struct ring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+static int ring_init(struct ring *r)
+{
+	struct io_uring_params p = { 0 };
+	char *sq, *cq;
+
+	r->fd = syscall(__NR_io_uring_setup, 8, &p);
+	if (r->fd < 0)
+		return -errno;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
+		       PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
+		return -errno;
+	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
+	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
+	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+static struct io_uring_sqe *get_sqe(struct ring *r)
+{
+	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
+	struct io_uring_sqe *sqe = &r->sqes[idx];
+
+	memset(sqe, 0, sizeof(*sqe));
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	return sqe;
+}
+
+/* Submits what is queued; waits for one completion and takes it. */
+static int enter_wait(struct ring *r, unsigned int submit,
+		      struct io_uring_cqe *out)
+{
+	unsigned int head;
+
+	for (;;) {
+		head = *r->cq_head;
+		if (head != __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+			break;
+		if (syscall(__NR_io_uring_enter, r->fd, submit, 1,
+			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 && errno != EINTR)
+			return -errno;
+		submit = 0;
+	}
+	*out = r->cqes[head & *r->cq_mask];
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void prep_plus(struct io_uring_sqe *sqe, int fd, void *buf,
+		      unsigned int len)
+{
+	sqe->opcode = OP_GETDENTS;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->off = (uint64_t)-1;
+	sqe->rw_flags = GETDENTS_PLUS;
+	sqe->file_index = STATX_BASIC_STATS;
+	sqe->user_data = 1;
+}
+
+/* Names of the readdirplus records in buf[0..len), as bits of *seen. */
+static int mark_records(const char *buf, int len, uint64_t *seen)
+{
+	int n = 0, pos = 0;
+
+	while (pos < len) {
+		const struct dirent64 *d = (const void *)(buf + pos);
+		int i;
+
+		if (sscanf(d->d_name, "f%d", &i) == 1 && i >= 0 && i < 64)
+			*seen |= 1ULL << i;
+		pos += d->d_reclen;
+		n++;
+	}
+	return n;
+}
+
+/* The rest of the directory through getdents64(2), from the file position. */
+static int mark_rest(int dfd, uint64_t *seen)
+{
+	static char buf[BUF_LEN];
+	long len;
+
+	while ((len = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		long pos = 0;
+
+		while (pos < len) {
+			const struct dirent64 *d = (const void *)(buf + pos);
+			int i;
+
+			if (sscanf(d->d_name, "f%d", &i) == 1 && i >= 0 && i < 64) {
+				if (*seen & (1ULL << i))
+					return fail("f%ld listed twice", i, 0);
+				*seen |= 1ULL << i;
+			}
+			pos += d->d_reclen;
+		}
+	}
+	return len < 0 ? fail("getdents64: errno %ld", errno, 0) : 0;
+}
+
+/* --- the FUSE server ------------------------------------------------------ */
+static void fill_attr(struct fuse_attr *a, uint64_t node)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = node;
+	a->mode = node == FUSE_ROOT_ID ? S_IFDIR | 0755 : S_IFREG | 0644;
+	a->nlink = node == FUSE_ROOT_ID ? 2 : 1;
+	a->size = node;
+	a->blksize = 4096;
+}
+
+static void reply(int fd, uint64_t unique, int error, const void *out,
+		  size_t len)
+{
+	char buf[sizeof(struct fuse_out_header) + 8192];
+	struct fuse_out_header *h = (void *)buf;
+
+	h->unique = unique;
+	h->error = error;
+	h->len = sizeof(*h) + (error ? 0 : len);
+	if (!error && len)
+		memcpy(buf + sizeof(*h), out, len);
+	if (write(fd, buf, h->len) < 0 && errno != ENOENT)
+		_exit(1);
+}
+
+/* READDIR from offset off: f<i> with the offset of the next one. */
+static size_t fill_dir(char *out, size_t size, uint64_t off)
+{
+	size_t used = 0;
+
+	for (uint64_t i = off; i < NAMES; i++) {
+		struct fuse_dirent *d = (void *)(out + used);
+		char name[16];
+		size_t namelen = snprintf(name, sizeof(name), "f%02u", (unsigned int)i);
+		size_t reclen = FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET + namelen);
+
+		if (used + reclen > size)
+			break;
+		memset(d, 0, reclen);
+		d->ino = i + 2;
+		d->off = i + 1;
+		d->namelen = namelen;
+		d->type = DT_REG;
+		memcpy(d->name, name, namelen);
+		used += reclen;
+	}
+	return used;
+}
+
+static void serve(int fd)
+{
+	static char in[FUSE_MIN_READ_BUFFER + 65536];
+	char out[8192];
+
+	for (;;) {
+		ssize_t n = read(fd, in, sizeof(in));
+		struct fuse_in_header *h = (void *)in;
+		void *arg = in + sizeof(*h);
+
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < (ssize_t)sizeof(*h))
+			_exit(0);	/* unmounted */
+		switch (h->opcode) {
+		case FUSE_INIT: {
+			struct fuse_init_out o = { .major = FUSE_KERNEL_VERSION,
+						   .minor = 31, .max_write = 4096,
+						   .max_readahead = 4096 };
+			reply(fd, h->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_LOOKUP: {
+			struct fuse_entry_out o = { 0 };
+			unsigned int i;
+
+			if (sscanf(arg, "f%u", &i) != 1 || i >= NAMES) {
+				reply(fd, h->unique, -ENOENT, NULL, 0);
+				break;
+			}
+			if (__atomic_load_n(&sh->lookups, __ATOMIC_ACQUIRE) + 1 ==
+			    HELD_LOOKUP)
+				while (!__atomic_load_n(&sh->release, __ATOMIC_ACQUIRE))
+					usleep(1000);
+			o.nodeid = i + 2;
+			fill_attr(&o.attr, o.nodeid);
+			reply(fd, h->unique, 0, &o, sizeof(o));
+			__atomic_add_fetch(&sh->lookups, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		case FUSE_GETATTR: {
+			struct fuse_attr_out o = { 0 };
+
+			fill_attr(&o.attr, h->nodeid);
+			reply(fd, h->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_OPENDIR: {
+			struct fuse_open_out o = { .fh = 1 };
+
+			reply(fd, h->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_READDIR: {
+			const struct fuse_read_in *r = arg;
+			size_t size = r->size < sizeof(out) ? r->size : sizeof(out);
+
+			reply(fd, h->unique, 0, out, fill_dir(out, size, r->offset));
+			break;
+		}
+		case FUSE_RELEASEDIR:
+			reply(fd, h->unique, 0, NULL, 0);
+			break;
+		case FUSE_FORGET:
+		case FUSE_BATCH_FORGET:
+		case FUSE_INTERRUPT:	/* the held request is answered anyway */
+			break;
+		default:
+			reply(fd, h->unique, -ENOSYS, NULL, 0);
+		}
+	}
+}
+
+/* --- the tests ------------------------------------------------------------ */
+static struct ring ring;
+static char base[4096];
+
+static int test_cancel_between_lookups(void)
+{
+	static char buf[BUF_LEN];
+	char mnt[4200], opts[128];
+	struct io_uring_cqe cqe, read_cqe;
+	uint64_t seen = 0;
+	int fd, dfd = -1, records, got_read = 0, ret = 0;
+	pid_t server;
+
+	snprintf(mnt, sizeof(mnt), "%s/fuse", base);
+	if (mkdir(mnt, 0755))
+		return fail("mkdir: errno %ld", errno, 0);
+	fd = open("/dev/fuse", O_RDWR);
+	if (fd < 0)
+		return fail("open /dev/fuse: errno %ld", errno, 0);
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0",
+		 fd);
+	if (mount("cancel-test", mnt, "fuse", MS_NOSUID | MS_NODEV, opts))
+		return fail("mount fuse: errno %ld", errno, 0);
+	server = fork();
+	if (server == 0)
+		serve(fd);
+	close(fd);
+	dfd = open(mnt, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		ret = fail("open the FUSE directory: errno %ld", errno, 0);
+		goto out;
+	}
+	/* FUSE reads directories in io-wq; the server holds the 2nd LOOKUP. */
+	prep_plus(get_sqe(&ring), dfd, buf, sizeof(buf));
+	if (syscall(__NR_io_uring_enter, ring.fd, 1, 0, 0, NULL, 0) != 1) {
+		ret = fail("submit: errno %ld", errno, 0);
+		goto out;
+	}
+	/*
+	 * Once a lookup is answered the worker is in the lookup loop, and
+	 * it cannot get past the held one before the cancel: wherever the
+	 * cancel finds it, the read must stop before the third name.
+	 */
+	while (__atomic_load_n(&sh->lookups, __ATOMIC_ACQUIRE) < HELD_LOOKUP - 1)
+		usleep(1000);
+	get_sqe(&ring)->opcode = IORING_OP_ASYNC_CANCEL;
+	ring.sqes[(*ring.sq_tail - 1) & *ring.sq_mask].addr = 1;
+	ring.sqes[(*ring.sq_tail - 1) & *ring.sq_mask].user_data = 2;
+	if (enter_wait(&ring, 1, &cqe)) {
+		ret = fail("cancel: errno %ld", errno, 0);
+		goto out;
+	}
+	if (cqe.user_data == 1) {
+		read_cqe = cqe;
+		got_read = 1;
+	}
+	__atomic_store_n(&sh->release, 1, __ATOMIC_RELEASE);
+	while (!got_read) {
+		if (enter_wait(&ring, 0, &cqe)) {
+			ret = fail("wait: errno %ld", errno, 0);
+			goto out;
+		}
+		if (cqe.user_data == 1) {
+			read_cqe = cqe;
+			got_read = 1;
+		}
+	}
+	if (read_cqe.res <= 0) {
+		ret = fail("the cancelled read gave %ld, not its records", read_cqe.res, 0);
+		goto out;
+	}
+	records = mark_records(buf, read_cqe.res, &seen);
+	if (records >= NAMES || sh->lookups >= NAMES) {
+		ret = fail("the cancelled read went on: %ld records, %ld lookups",
+			   records, sh->lookups);
+		goto out;
+	}
+	ret = mark_rest(dfd, &seen);
+	if (!ret && seen != (1ULL << NAMES) - 1)
+		ret = fail("names lost: %ld of %ld listed", __builtin_popcountll(seen),
+			   NAMES);
+out:
+	__atomic_store_n(&sh->release, 1, __ATOMIC_RELEASE);
+	if (dfd >= 0)
+		close(dfd);
+	umount2(mnt, MNT_DETACH);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	rmdir(mnt);
+	return ret;
+}
+
+static int test_efault_keeps_records(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char dir[4200], name[4300];
+	struct io_uring_cqe cqe;
+	uint64_t seen = 0;
+	char *map;
+	int dfd, i, first, ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s/efault", base);
+	if (mkdir(dir, 0755))
+		return fail("mkdir: errno %ld", errno, 0);
+	for (i = 0; i < NAMES; i++) {
+		snprintf(name, sizeof(name), "%s/f%02d", dir, i);
+		close(open(name, O_CREAT | O_WRONLY, 0644));
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (dfd < 0 || map == MAP_FAILED || mprotect(map + page, page, PROT_NONE))
+		return fail("setup: errno %ld", errno, 0);
+	/* Room for "." or ".." and one more record before the hole. */
+	first = 2 * (24 + 8 + (int)sizeof(struct statx));
+	prep_plus(get_sqe(&ring), dfd, map + page - first, 4096);
+	if (enter_wait(&ring, 1, &cqe))
+		return fail("submit: errno %ld", errno, 0);
+	if (cqe.res <= 0 || cqe.res > first)
+		ret = fail("read into a buffer that ends after %ld bytes gave %ld",
+			   first, cqe.res);
+	else
+		mark_records(map + page - first, cqe.res, &seen);
+	if (!ret)
+		ret = mark_rest(dfd, &seen);
+	if (!ret && seen != (1ULL << NAMES) - 1)
+		ret = fail("names lost: %ld of %ld listed", __builtin_popcountll(seen),
+			   NAMES);
+	close(dfd);
+	return ret;
+}
+
+/* GETDENTS is the last opcode the probe lists, and it is OP_GETDENTS. */
+static int getdents_available(void)
+{
+	struct io_uring_probe *probe = calloc(1, sizeof(*probe) +
+					      256 * sizeof(struct io_uring_probe_op));
+	int ok = probe && !syscall(__NR_io_uring_register, ring.fd,
+				   IORING_REGISTER_PROBE, probe, 256) &&
+		 probe->last_op == OP_GETDENTS &&
+		 (probe->ops[OP_GETDENTS].flags & IO_URING_OP_SUPPORTED);
+
+	free(probe);
+	return ok;
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(void);
+	} tests[] = {
+		{ "cancel_between_lookups", test_cancel_between_lookups },
+		{ "efault_keeps_records", test_efault_keeps_records },
+	};
+	const char *tmp = getenv("TMPDIR");
+	int i, passed = 0, failed = 0, fd;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (ring_init(&ring)) {
+		fprintf(stderr, "io_uring_setup: %s\n", strerror(errno));
+		return 1;
+	}
+	if (!getdents_available())
+		return getdents_missing(OP_GETDENTS) ? 1 : 0;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	snprintf(base, sizeof(base), "%s/cancel-test.XXXXXX", tmp ? tmp : "/tmp");
+	if (sh == MAP_FAILED || !mkdtemp(base)) {
+		fprintf(stderr, "setup: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("running %d tests in %s\n", (int)(sizeof(tests) / sizeof(tests[0])),
+	       base);
+	for (i = 0; i < (int)(sizeof(tests) / sizeof(tests[0])); i++) {
+		failure[0] = '\0';
+		report_test(tests[i].name, tests[i].fn(), failure, &passed, &failed);
+	}
+	fd = open(base, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0)
+		remove_tree(fd);
+	rmdir(base);
+	report_result(passed, failed, &t0);
+	return failed ? 1 : 0;
+}
