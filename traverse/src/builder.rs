@@ -9,7 +9,6 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::config::{Config, Engine, Resolved, UringUnavailable};
 use crate::filter::{EntryFilter, FilterEntry};
-use crate::ignore_rules::IgnoreRules;
 use crate::node::FdBudget;
 use crate::sort::SortBy;
 use crate::sys;
@@ -17,6 +16,7 @@ use crate::timestamp::TimeField;
 use crate::totals::Progress;
 use crate::uring;
 use crate::walk::Walk;
+use walk_ignore_rules::IgnoreRules;
 
 mod order;
 mod reach;
@@ -340,7 +340,7 @@ impl WalkBuilder {
     /// (the `ignore` crate's matcher), like a name given to
     /// [`exclude`](Self::exclude): neither counted nor listed nor
     /// descended into. Each directory's ignore files are read once, before
-    /// its entries are decided on. [`IgnoreRules`] has a whole example.
+    /// its entries are decided on.
     ///
     /// ```
     /// use traverse::{IgnoreRules, WalkBuilder};

@@ -10,10 +10,10 @@ use globset::GlobSet;
 use io_uring_getdents::detect::RingError;
 
 use crate::filter::EntryFilter;
-use crate::ignore_rules::IgnoreRules;
 use crate::sort::SortBy;
 use crate::sys::{STATX_LS_MASK, STATX_MASK};
 use crate::timestamp::TimeField;
+use walk_ignore_rules::IgnoreRules;
 
 /// How directories are read and entries stat'ed.
 ///

@@ -14,6 +14,7 @@ mod worker;
 use std::ffi::OsStr;
 use std::io;
 use std::ops::Range;
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -148,14 +149,14 @@ impl Shared {
             || self.breakdown.as_ref().is_some_and(|b| b.ncdu)
     }
 
-    /// Whether the entry `name` of `dir`, of type `d_type`, is left out:
+    /// Whether the entry `name` of `dir` (open as `fd`), of type `d_type`, is left out:
     /// neither counted nor descended into. It is when its name is excluded
     /// (`--exclude`), the user's filter refuses it or the ignore rules
     /// leave it out. Every engine asks
     /// here, before it stats the entry. (No entry lies deeper than the
     /// maximum depth: the directories at it are not read, see
     /// [`reads`](Self::reads).)
-    pub fn skips(&self, dir: &DirNode, name: &[u8], d_type: u8) -> bool {
+    pub fn skips(&self, dir: &DirNode, fd: BorrowedFd<'_>, name: &[u8], d_type: u8) -> bool {
         let config = &self.config;
         config
             .exclude
@@ -168,7 +169,7 @@ impl Shared {
             || self
                 .ignore
                 .as_ref()
-                .is_some_and(|rules| rules.ignores(dir, name, d_type))
+                .is_some_and(|rules| rules.ignores(dir, fd, name, d_type))
     }
 
     /// Whether a directory at `depth` below the root is read (the maximum
@@ -187,7 +188,7 @@ impl Shared {
         !self.config.list && !self.config.one_file_system && self.reads(dir.depth() + 1)
     }
 
-    /// What a parallel engine does with the entry `name` of `dir` (its
+    /// What a parallel engine does with the entry `name` of `dir`, open as `fd` (its
     /// `d_ino` and `d_type`), before any I/O: the checks of [`skips`](Self::skips), the
     /// hard-link shortcut (where `links`, the set and the directory's
     /// device, says its `d_ino` can be trusted), `defer_dirs`
@@ -197,14 +198,14 @@ impl Shared {
     #[inline]
     pub fn step(
         &self,
-        dir: &DirNode,
+        (dir, fd): (&DirNode, BorrowedFd<'_>),
         name: &[u8],
         ino: u64,
         d_type: u8,
         defer_dirs: bool,
         links: Option<(&Links, u64)>,
     ) -> Step {
-        if self.skips(dir, name, d_type) {
+        if self.skips(dir, fd, name, d_type) {
             return Step::Skip;
         }
         if defer_dirs && d_type == libc::DT_DIR {

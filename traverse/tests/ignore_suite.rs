@@ -335,3 +335,38 @@ fn a_tree_with_a_gitignore_at_every_level() {
         assert_eq!(ours(r, &with(rules()), engine), want, "{engine:?}");
     }
 }
+
+#[test]
+fn a_fifo_or_a_link_named_gitignore_is_not_read() {
+    // Not in ignore's suite: its walker follows a link named `.gitignore`
+    // and waits on a FIFO. Here neither is read: the listing is the one
+    // the `ignore` crate gives of the tree without them (their own names
+    // are hidden).
+    let td = tempfile::tempdir().unwrap();
+    let r = td.path().join("root");
+    let outside = td.path().join("outside");
+    write(&outside, "*\n");
+    fs::create_dir_all(r.join(".git")).unwrap();
+    for f in ["file", "sub/file", "sub/deeper/file", "other/file"] {
+        write(r.join(f), "");
+    }
+    let want = theirs(&r, &reference(&r));
+    assert_eq!(want.len(), 7, "{want:?}");
+    std::os::unix::fs::symlink(&outside, r.join("other/.gitignore")).unwrap();
+    let fifo = r.join("sub/.gitignore");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for &engine in ENGINES {
+        // On a thread of its own: a walk blocked on the FIFO never
+        // returns, and the wait for it is bounded.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let root = r.clone();
+        std::thread::spawn(move || tx.send(ours(&root, &with(rules()), engine)));
+        let got = rx.recv_timeout(std::time::Duration::from_secs(60));
+        let got = got.unwrap_or_else(|_| panic!("{engine:?}: the walk waits on the FIFO"));
+        assert_eq!(got, want, "{engine:?}");
+    }
+}

@@ -10,9 +10,9 @@ use std::rc::Rc;
 use futures_util::stream::FuturesUnordered;
 
 use super::entry::DirName;
-use super::ignore::IgnoreRules;
 use super::node::Node;
 use super::ordered::{self, Ordered};
+use super::IgnoreRules;
 use super::{bridge, ring, Done, Job, Walk, WalkEntry, WalkReceiver};
 use crate::fs::DirBuilder;
 

@@ -17,7 +17,6 @@
 mod bridge;
 mod builder;
 mod entry;
-mod ignore;
 mod node;
 mod ordered;
 mod ring;
@@ -46,7 +45,7 @@ use walkers::{Settings, Walkers};
 pub use bridge::WalkReceiver;
 pub use builder::{Visit, WalkBuilder, DEFAULT_CONCURRENCY, DEFAULT_MAX_OPEN};
 pub use entry::WalkEntry;
-pub use ignore::IgnoreRules;
+pub use walk_ignore_rules::IgnoreRules;
 
 type Job = Pin<Box<dyn Future<Output = Done>>>;
 

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use super::builder::{FilterFn, SortFn};
 use super::entry::DirName;
-use super::ignore::IgnoreRules;
+use super::IgnoreRules;
 use super::WalkEntry;
 use crate::error::PathError;
 use crate::fs::FileType;

@@ -49,7 +49,7 @@ pub(super) fn stat_entries(
         }
         let cname = ent.name(names);
         let name = cname.to_bytes();
-        let st = match shared.step(dir, name, ent.ino, ent.d_type, defer_dirs, links) {
+        let st = match shared.step((dir, fd), name, ent.ino, ent.d_type, defer_dirs, links) {
             Step::Skip => continue,
             Step::Defer => {
                 children.push(Work::Subdir(DirNode::child(dir, cname)));

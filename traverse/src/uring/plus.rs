@@ -20,6 +20,7 @@ impl<'p> Walker<'p> {
             unreachable!("only a directory being read is counted")
         };
         let dir = Arc::clone(dir);
+        let fd = Arc::clone(&r.fd);
         // Held from its first records on: its subdirectories are queued
         // while it is still being read.
         if r.parts.is_none() {
@@ -40,7 +41,7 @@ impl<'p> Walker<'p> {
                 return Ok(());
             }
             let (name, ino, d_type) = (plus.name_bytes(), plus.ino(), plus.d_type());
-            let st = match shared.step(&dir, name, ino, d_type, defer_dirs, known) {
+            let st = match shared.step((&dir, fd.as_fd()), name, ino, d_type, defer_dirs, known) {
                 Step::Skip => return Ok(()),
                 Step::Known(key) => {
                     self.worker.known_link(shared, name, d_type, key);

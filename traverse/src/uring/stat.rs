@@ -185,7 +185,14 @@ impl Walker<'_> {
             let ent = batch.ents[i];
             i += 1;
             let name = ent.name_bytes(&batch.names);
-            match shared.step(&batch.dir, name, ent.ino, ent.d_type, defer_dirs, links) {
+            match shared.step(
+                (&batch.dir, batch.fd.as_fd()),
+                name,
+                ent.ino,
+                ent.d_type,
+                defer_dirs,
+                links,
+            ) {
                 Step::Skip => continue,
                 Step::Known(key) => {
                     self.focus(ai);

@@ -205,14 +205,28 @@ impl WalkBuilder {
     /// Leave out what `rules` say, as ripgrep and fd do: hidden entries,
     /// and what `.ignore`, `.gitignore` and git's global excludes name
     /// (the `ignore` crate's matcher). An ignored directory is not walked
-    /// into. Makes a walk in order. [`IgnoreRules`] has a whole example.
+    /// into. Makes a walk in order.
     ///
     /// ```
     /// use tokio_uring_getdents::walk::{IgnoreRules, WalkBuilder};
     ///
-    /// // What fd shows by default.
-    /// let walk = WalkBuilder::new(".").ignore_rules(IgnoreRules::new());
-    /// # drop(walk);
+    /// let tmp = std::env::temp_dir().join(format!("ignore-rules-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(tmp.join("build"))?;
+    /// std::fs::write(tmp.join(".ignore"), "build/\n")?;
+    /// std::fs::write(tmp.join("kept"), "")?;
+    /// tokio_uring::start(async {
+    ///     let rules = IgnoreRules::new().hidden(false);
+    ///     let mut walk = WalkBuilder::new(&tmp).ignore_rules(rules).build();
+    ///     let mut names = Vec::new();
+    ///     while let Some(entry) = walk.next().await {
+    ///         names.push(entry?.file_name().to_owned());
+    ///     }
+    ///     // The root, `.ignore` (not hidden from this walk) and `kept`.
+    ///     assert_eq!(names.len(), 3);
+    ///     Ok::<_, std::io::Error>(())
+    /// })?;
+    /// std::fs::remove_dir_all(&tmp)?;
+    /// # Ok::<_, std::io::Error>(())
     /// ```
     #[must_use = "a setter returns the changed builder, which does nothing until built or spawned"]
     pub fn ignore_rules(mut self, rules: IgnoreRules) -> WalkBuilder {

@@ -20,8 +20,8 @@ use super::{sys, Item, Settings, Shared, BATCH};
 use crate::error::PathError;
 use crate::fs::{FileType, Metadata, STATX_TYPE};
 use crate::walk::entry::{DirName, Name, WalkEntry};
-use crate::walk::ignore::{chain, LevelChain, Levels, Present, Rules};
 use crate::walk::Visit;
+use walk_ignore_rules::{Names, Rules, Scope};
 
 /// Each read's buffer.
 const BUFFER: usize = 64 * 1024;
@@ -38,8 +38,8 @@ struct Frame {
     via_link: bool,
     id: (u64, u64),
     entries: std::vec::IntoIter<WalkEntry>,
-    levels: Levels,
-    in_git: bool,
+    /// The ignore rules that apply in it.
+    scope: Scope,
     /// With `contents_first`, the directory's own entry, for after them.
     own: Option<WalkEntry>,
 }
@@ -180,11 +180,12 @@ impl Dfs {
             Err(e) => return self.emit(fail("stat", e)),
         };
         let dir = DirName::root(&path);
-        let (levels, in_git) = match &self.rules {
-            Some(rules) => (None, rules.root_in_git()),
-            None => (None, false),
-        };
-        self.enter(entry, (dir, fd, id, follow), (levels, in_git));
+        let scope = self
+            .rules
+            .as_ref()
+            .map(Rules::root_scope)
+            .unwrap_or_default();
+        self.enter(entry, (dir, fd, id, follow), scope);
     }
 
     fn filter(&self, entry: &WalkEntry) -> Visit {
@@ -222,7 +223,7 @@ impl Dfs {
         }
         let top = self.stack.last().expect("an entry has its directory");
         let dir = DirName::child(&top.dir, entry.file_name());
-        let above = (top.levels.clone(), top.in_git);
+        let above = top.scope.clone();
         let link = entry.link;
         self.enter(entry, (dir, fd, id, link), above);
     }
@@ -276,32 +277,23 @@ impl Dfs {
         &mut self,
         entry: WalkEntry,
         (dir, fd, id, via_link): (Arc<DirName>, OwnedFd, (u64, u64), bool),
-        (levels, in_git): (Levels, bool),
+        above: Scope,
     ) {
         let depth = entry.depth();
-        let mut present = Present::default();
+        let mut names = Names::default();
         let mut errors = Vec::new();
-        let mut entries = self.read(fd.as_fd(), &dir, depth, &mut present, &mut errors);
-        let (levels, in_git) = match &self.rules {
+        let mut entries = self.read(fd.as_fd(), &dir, depth, &mut names, &mut errors);
+        let scope = match &self.rules {
             Some(rules) => {
-                let level = rules.level(fd.as_fd(), &dir.join(None), &present, in_git);
-                let in_git = level.in_git();
-                let levels = if level.is_empty() {
-                    levels
-                } else {
-                    Some(Arc::new(LevelChain {
-                        level,
-                        parent: levels,
-                    }))
-                };
+                let scope = rules.enter(&above, &fd, &dir.join(None), &names);
                 entries.retain(|e| {
                     let is_dir = e.file_type() == FileType::Directory;
-                    let at = (e.path(), e.file_name());
-                    !rules.ignored(chain(&levels), at, is_dir, in_git)
+                    let name = e.file_name().as_bytes();
+                    !rules.ignored(&scope, e.path(), name, is_dir)
                 });
-                (levels, in_git)
+                scope
             }
-            None => (levels, in_git),
+            None => above,
         };
         if let Some(sort) = &self.s.sort {
             entries.sort_by(|a, b| sort(a, b));
@@ -323,8 +315,7 @@ impl Dfs {
             via_link,
             id,
             entries: entries.into_iter(),
-            levels,
-            in_git,
+            scope,
             own,
         });
         if self.sent.elapsed() >= LATENCY {
@@ -338,7 +329,7 @@ impl Dfs {
         fd: BorrowedFd<'_>,
         dir: &Arc<DirName>,
         depth: usize,
-        present: &mut Present,
+        held: &mut Names,
         errors: &mut Vec<io::Error>,
     ) -> Vec<WalkEntry> {
         let mut entries = Vec::new();
@@ -370,7 +361,7 @@ impl Dfs {
                     continue;
                 }
                 let name = record.name();
-                present.note(name.to_bytes());
+                held.note(name.to_bytes());
                 let start = name.as_ptr() as usize - names.as_ptr() as usize;
                 let shared = Name::within(&names, start, name.count_bytes());
                 let at = (dir, depth + 1);
