@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What kernel/getdents-test.c, kernel/getdents-liburing-test.c and
- * kernel/nowait-test.c share: the rule for a kernel without GETDENTS,
- * removing their scratch tree, and the lines they print in the format of
- * Rust's test harness, which .ci/run sums with the Rust suites ("test NAME
- * ... ok", "test result: ok. N passed; M failed; ..."). Included once per
+ * What kernel/getdents-test.c, kernel/getdents-liburing-test.c,
+ * kernel/nowait-test.c and kernel/cancel-test.c share: the rule for a
+ * kernel without GETDENTS, removing their scratch tree, and the lines they
+ * print in the format of Rust's test harness, which .ci/run sums with the
+ * Rust suites ("test NAME ... ok", "test result: ok. N passed; M failed;
+ * ..."). The three without liburing also share a minimal raw ring; the
+ * liburing test defines C_TEST_LIBURING to leave it out. Included once per
  * program, after the system headers.
  */
 #ifndef GETDENTS_C_TEST_H
@@ -79,6 +81,12 @@ static void remove_tree(int dfd)
 	closedir(d);
 }
 
+/* An entry of a program's table of tests: fn returns 0 when it passed. */
+struct c_test {
+	const char *name;
+	int (*fn)(void);
+};
+
 /* One test's line; counts it in *passed or *failed. */
 static void report_test(const char *name, int failed_now, const char *why,
 			int *passed, int *failed)
@@ -102,5 +110,124 @@ static void report_result(int passed, int failed, const struct timespec *t0)
 	       failed ? "FAILED" : "ok", passed, failed,
 	       (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9);
 }
+
+#ifndef C_TEST_LIBURING
+/*
+ * Debian 12's headers predate the patch: kernel/test-vm passes the
+ * series' number (58 on the 6.12 base, 65 on 7.3).
+ */
+#ifndef OP_GETDENTS
+#define OP_GETDENTS	58
+#endif
+
+/*
+ * A minimal raw ring. Its helpers are static inline: a program that does
+ * not use one gets no warning for it.
+ */
+struct ring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+/* Sets up a ring of entries SQEs with setup_flags (IORING_SETUP_*). */
+static inline int ring_init(struct ring *r, unsigned int entries,
+			    unsigned int setup_flags)
+{
+	struct io_uring_params p;
+	size_t sq_len, cq_len;
+	char *sq, *cq;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = setup_flags;
+	r->fd = syscall(__NR_io_uring_setup, entries, &p);
+	if (r->fd < 0)
+		return -errno;
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		  r->fd, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		  r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		       IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
+		return -errno;
+	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
+	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
+	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+/* The next free SQE, zeroed and queued; the caller fills it, then enters. */
+static inline struct io_uring_sqe *get_sqe(struct ring *r)
+{
+	unsigned int tail = *r->sq_tail;
+	unsigned int idx = tail & *r->sq_mask;
+	struct io_uring_sqe *sqe = &r->sqes[idx];
+
+	memset(sqe, 0, sizeof(*sqe));
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	return sqe;
+}
+
+/* io_uring_enter(2); returns its result, or -errno. */
+static inline int ring_enter(struct ring *r, unsigned int submit,
+			     unsigned int wait, unsigned int flags)
+{
+	int ret = syscall(__NR_io_uring_enter, r->fd, submit, wait, flags,
+			  NULL, 0);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Takes one completion if there is one; returns 0 if there was none. */
+static inline int peek_cqe(struct ring *r, struct io_uring_cqe *out)
+{
+	unsigned int head = *r->cq_head;
+
+	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+		return 0;
+	*out = r->cqes[head & *r->cq_mask];
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Takes one completion, waiting for it if needed; 0, or -errno. */
+static inline int wait_cqe(struct ring *r, struct io_uring_cqe *out)
+{
+	while (!peek_cqe(r, out)) {
+		int ret = ring_enter(r, 0, 1, IORING_ENTER_GETEVENTS);
+
+		if (ret < 0 && ret != -EINTR)
+			return ret;
+	}
+	return 0;
+}
+
+/* GETDENTS is the last opcode the probe lists, and it is OP_GETDENTS. */
+static inline int getdents_available(const struct ring *r)
+{
+	size_t len = sizeof(struct io_uring_probe) +
+		     256 * sizeof(struct io_uring_probe_op);
+	struct io_uring_probe *probe = calloc(1, len);
+	int ok;
+
+	ok = probe && !syscall(__NR_io_uring_register, r->fd,
+			       IORING_REGISTER_PROBE, probe, 256) &&
+	     probe->last_op == OP_GETDENTS &&
+	     (probe->ops[OP_GETDENTS].flags & IO_URING_OP_SUPPORTED);
+	free(probe);
+	return ok;
+}
+#endif /* C_TEST_LIBURING */
 
 #endif

@@ -44,9 +44,6 @@
 
 #include "c-test.h"
 
-#ifndef OP_GETDENTS
-#define OP_GETDENTS	58
-#endif
 #define GETDENTS_PLUS	(1U << 0)
 #define NAMES		40	/* entries of the FUSE directory */
 #define HELD_LOOKUP	2	/* the LOOKUP the server holds */
@@ -65,71 +62,6 @@ static int fail(const char *msg, long a, long b)
 {
 	snprintf(failure, sizeof(failure), msg, a, b);
 	return 1;
-}
-
-/* --- a minimal ring ------------------------------------------------------ */
-struct ring {
-	int fd;
-	unsigned int *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
-
-static int ring_init(struct ring *r)
-{
-	struct io_uring_params p = { 0 };
-	char *sq, *cq;
-
-	r->fd = syscall(__NR_io_uring_setup, 8, &p);
-	if (r->fd < 0)
-		return -errno;
-	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
-		  PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, IORING_OFF_SQ_RING);
-	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
-		  PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, IORING_OFF_CQ_RING);
-	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
-		       PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
-		return -errno;
-	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
-	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
-	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
-}
-
-static struct io_uring_sqe *get_sqe(struct ring *r)
-{
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
-
-	memset(sqe, 0, sizeof(*sqe));
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	return sqe;
-}
-
-/* Submits what is queued; waits for one completion and takes it. */
-static int enter_wait(struct ring *r, unsigned int submit,
-		      struct io_uring_cqe *out)
-{
-	unsigned int head;
-
-	for (;;) {
-		head = *r->cq_head;
-		if (head != __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-			break;
-		if (syscall(__NR_io_uring_enter, r->fd, submit, 1,
-			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 && errno != EINTR)
-			return -errno;
-		submit = 0;
-	}
-	*out = r->cqes[head & *r->cq_mask];
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return 0;
 }
 
 static void prep_plus(struct io_uring_sqe *sqe, int fd, void *buf,
@@ -318,6 +250,7 @@ static int test_cancel_between_lookups(void)
 	static char buf[BUF_LEN];
 	char mnt[4200], opts[128];
 	struct io_uring_cqe cqe, read_cqe;
+	struct io_uring_sqe *sqe;
 	uint64_t seen = 0;
 	int fd, dfd = -1, records, got_read = 0, ret = 0;
 	pid_t server;
@@ -343,7 +276,7 @@ static int test_cancel_between_lookups(void)
 	}
 	/* FUSE reads directories in io-wq; the server holds the 2nd LOOKUP. */
 	prep_plus(get_sqe(&ring), dfd, buf, sizeof(buf));
-	if (syscall(__NR_io_uring_enter, ring.fd, 1, 0, 0, NULL, 0) != 1) {
+	if (ring_enter(&ring, 1, 0, 0) != 1) {
 		ret = fail("submit: errno %ld", errno, 0);
 		goto out;
 	}
@@ -354,10 +287,12 @@ static int test_cancel_between_lookups(void)
 	 */
 	while (__atomic_load_n(&sh->lookups, __ATOMIC_ACQUIRE) < HELD_LOOKUP - 1)
 		usleep(1000);
-	get_sqe(&ring)->opcode = IORING_OP_ASYNC_CANCEL;
-	ring.sqes[(*ring.sq_tail - 1) & *ring.sq_mask].addr = 1;
-	ring.sqes[(*ring.sq_tail - 1) & *ring.sq_mask].user_data = 2;
-	if (enter_wait(&ring, 1, &cqe)) {
+	sqe = get_sqe(&ring);
+	sqe->opcode = IORING_OP_ASYNC_CANCEL;
+	sqe->addr = 1;
+	sqe->user_data = 2;
+	if (ring_enter(&ring, 1, 1, IORING_ENTER_GETEVENTS) != 1 ||
+	    wait_cqe(&ring, &cqe)) {
 		ret = fail("cancel: errno %ld", errno, 0);
 		goto out;
 	}
@@ -367,7 +302,7 @@ static int test_cancel_between_lookups(void)
 	}
 	__atomic_store_n(&sh->release, 1, __ATOMIC_RELEASE);
 	while (!got_read) {
-		if (enter_wait(&ring, 0, &cqe)) {
+		if (wait_cqe(&ring, &cqe)) {
 			ret = fail("wait: errno %ld", errno, 0);
 			goto out;
 		}
@@ -425,7 +360,8 @@ static int test_efault_keeps_records(void)
 	/* Room for "." or ".." and one more record before the hole. */
 	first = 2 * (24 + 8 + (int)sizeof(struct statx));
 	prep_plus(get_sqe(&ring), dfd, map + page - first, 4096);
-	if (enter_wait(&ring, 1, &cqe))
+	if (ring_enter(&ring, 1, 1, IORING_ENTER_GETEVENTS) != 1 ||
+	    wait_cqe(&ring, &cqe))
 		return fail("submit: errno %ld", errno, 0);
 	if (cqe.res <= 0 || cqe.res > first)
 		ret = fail("read into a buffer that ends after %ld bytes gave %ld",
@@ -441,40 +377,24 @@ static int test_efault_keeps_records(void)
 	return ret;
 }
 
-/* GETDENTS is the last opcode the probe lists, and it is OP_GETDENTS. */
-static int getdents_available(void)
-{
-	struct io_uring_probe *probe = calloc(1, sizeof(*probe) +
-					      256 * sizeof(struct io_uring_probe_op));
-	int ok = probe && !syscall(__NR_io_uring_register, ring.fd,
-				   IORING_REGISTER_PROBE, probe, 256) &&
-		 probe->last_op == OP_GETDENTS &&
-		 (probe->ops[OP_GETDENTS].flags & IO_URING_OP_SUPPORTED);
-
-	free(probe);
-	return ok;
-}
+static const struct c_test tests[] = {
+	{ "cancel_between_lookups", test_cancel_between_lookups },
+	{ "efault_keeps_records", test_efault_keeps_records },
+};
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(void);
-	} tests[] = {
-		{ "cancel_between_lookups", test_cancel_between_lookups },
-		{ "efault_keeps_records", test_efault_keeps_records },
-	};
 	const char *tmp = getenv("TMPDIR");
 	int i, passed = 0, failed = 0, fd;
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (ring_init(&ring)) {
+	if (ring_init(&ring, 8, 0)) {
 		fprintf(stderr, "io_uring_setup: %s\n", strerror(errno));
 		return 1;
 	}
-	if (!getdents_available())
+	if (!getdents_available(&ring))
 		return getdents_missing(OP_GETDENTS) ? 1 : 0;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -45,6 +45,8 @@
 #include <linux/magic.h>
 #include <liburing.h>
 
+/* liburing has the ring: c-test.h leaves out its raw one. */
+#define C_TEST_LIBURING
 #include "c-test.h"
 
 #define T_EXIT_PASS	0
@@ -843,10 +845,7 @@ static int getdents_available(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(void);
-	} tests[] = {
+	static const struct c_test tests[] = {
 		{ "liburing_default_ring", test_default_ring },
 		{ "liburing_sqpoll", test_sqpoll },
 		{ "liburing_defer_taskrun", test_defer_taskrun },

@@ -57,13 +57,6 @@
 
 #include "c-test.h"
 
-/*
- * Debian 12's headers predate the patch: kernel/test-vm passes the
- * series' number (58 on the 6.12 base, 65 on 7.3).
- */
-#ifndef OP_GETDENTS
-#define OP_GETDENTS	58
-#endif
 #define OP_STATX	21
 #ifndef IORING_CQE_F_DIR_EOF
 #define IORING_CQE_F_DIR_EOF	(1U << 14)
@@ -71,14 +64,6 @@
 
 #define MAX_ENTRIES	1024
 #define NAME_LEN	256
-
-struct ring {
-	int fd;
-	unsigned int *sq_head, *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
 
 struct record {
 	uint64_t ino;
@@ -106,51 +91,6 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
-static int ring_init(struct ring *r, unsigned int entries)
-{
-	struct io_uring_params p;
-	size_t sq_len, cq_len;
-	char *sq, *cq;
-
-	memset(&p, 0, sizeof(p));
-	r->fd = syscall(__NR_io_uring_setup, entries, &p);
-	if (r->fd < 0)
-		return -errno;
-	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
-	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		  r->fd, IORING_OFF_SQ_RING);
-	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		  r->fd, IORING_OFF_CQ_RING);
-	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
-		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
-		       IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
-		return -errno;
-	r->sq_head = (unsigned int *)(sq + p.sq_off.head);
-	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
-	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
-	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
-}
-
-/* The next free SQE, zeroed; the caller fills it, ring_submit() sends it. */
-static struct io_uring_sqe *get_sqe(struct ring *r)
-{
-	unsigned int tail = *r->sq_tail;
-	unsigned int idx = tail & *r->sq_mask;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
-
-	memset(sqe, 0, sizeof(*sqe));
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	return sqe;
-}
-
 static void prep_getdents(struct io_uring_sqe *sqe, int fd, void *buf,
 			  unsigned int len, int64_t off, uint64_t user_data)
 {
@@ -173,42 +113,11 @@ static void prep_statx(struct io_uring_sqe *sqe, int dfd, const char *path,
 	sqe->statx_flags = AT_SYMLINK_NOFOLLOW;
 }
 
-static int ring_enter(struct ring *r, unsigned int submit, unsigned int wait)
-{
-	int ret = syscall(__NR_io_uring_enter, r->fd, submit, wait,
-			  wait ? IORING_ENTER_GETEVENTS : 0, NULL, 0);
-
-	return ret < 0 ? -errno : ret;
-}
-
-/* Takes one completion if there is one; returns 0 if there was none. */
-static int peek_cqe(struct ring *r, struct io_uring_cqe *out)
-{
-	unsigned int head = *r->cq_head;
-
-	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-		return 0;
-	*out = r->cqes[head & *r->cq_mask];
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return 1;
-}
-
-static int wait_cqe(struct ring *r, struct io_uring_cqe *out)
-{
-	while (!peek_cqe(r, out)) {
-		int ret = ring_enter(r, 0, 1);
-
-		if (ret < 0 && ret != -EINTR)
-			return ret;
-	}
-	return 0;
-}
-
 /* Submits the queued SQE and returns its result; its flags to *flags. */
 static int submit_one_flags(struct ring *r, unsigned int *flags)
 {
 	struct io_uring_cqe cqe;
-	int ret = ring_enter(r, 1, 1);
+	int ret = ring_enter(r, 1, 1, IORING_ENTER_GETEVENTS);
 
 	if (ret != 1) {
 		fail("io_uring_enter submitted %d", ret);
@@ -557,7 +466,7 @@ static int test_linked_reads(void)
 		if (i < links - 1)
 			sqe->flags |= IOSQE_IO_LINK;
 	}
-	ret = ring_enter(&ring, links, links);
+	ret = ring_enter(&ring, links, links, IORING_ENTER_GETEVENTS);
 	if (ret != links)
 		return fail("io_uring_enter submitted %d of %d", ret, links);
 	for (i = 0; i < links; i++) {
@@ -981,7 +890,7 @@ static int inline_child(int dfd, const struct listing *want)
 	struct stat st;
 	int i, res, workers;
 
-	if (ring_init(&ring, 8))
+	if (ring_init(&ring, 8, 0))
 		return fail("io_uring_setup in the child");
 	if (fstatat(dfd, "sub", &st, AT_SYMLINK_NOFOLLOW))
 		return fail("stat: %s", strerror(errno));
@@ -1414,7 +1323,7 @@ static int plus_no_search_child(int dfd, const struct listing *want)
 		  PLUS_MASK, &stx) == 0 || errno != EACCES)
 		return fail("statx(2) without search permission: %s",
 			    strerror(errno));
-	if (ring_init(&ring, 8))
+	if (ring_init(&ring, 8, 0))
 		return fail("io_uring_setup in the child");
 	for (i = 0; i < 2; i++) {
 		plus_sqe_flags = i ? IOSQE_ASYNC : 0;
@@ -1655,7 +1564,7 @@ static int plus_inline_child(int dfd, const struct listing *want)
 	static struct plus_listing got;
 	int i, workers;
 
-	if (ring_init(&ring, 8))
+	if (ring_init(&ring, 8, 0))
 		return fail("io_uring_setup in the child");
 	/*
 	 * At off = -1 from a position set with lseek(2): a read at an offset
@@ -1713,30 +1622,9 @@ out:
 	return ret;
 }
 
-/* GETDENTS is the last opcode the probe lists, and it is OP_GETDENTS. */
-static int getdents_available(void)
-{
-	size_t len = sizeof(struct io_uring_probe) +
-		     256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *probe = calloc(1, len);
-	int ret, ok;
-
-	if (!probe)
-		return 0;
-	ret = syscall(__NR_io_uring_register, ring.fd, IORING_REGISTER_PROBE,
-		      probe, 256);
-	ok = ret == 0 && probe->last_op == OP_GETDENTS &&
-	     (probe->ops[OP_GETDENTS].flags & IO_URING_OP_SUPPORTED);
-	free(probe);
-	return ok;
-}
-
 int main(void)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(void);
-	} tests[] = {
+	static const struct c_test tests[] = {
 		{ "chained_by_d_off", test_chained_by_d_off },
 		{ "dir_eof", test_dir_eof },
 		{ "offset_minus_one", test_offset_minus_one },
@@ -1764,12 +1652,12 @@ int main(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = ring_init(&ring, 64);
+	ret = ring_init(&ring, 64, 0);
 	if (ret) {
 		fprintf(stderr, "io_uring_setup: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (!getdents_available())
+	if (!getdents_available(&ring))
 		return getdents_missing(OP_GETDENTS) ? 1 : 0;
 	snprintf(base, sizeof(base), "%s/getdents-test.XXXXXX",
 		 tmp ? tmp : "/tmp");

@@ -50,21 +50,9 @@
 
 #include "c-test.h"
 
-/* The series' number: kernel/test-vm passes it (58 on 6.12, 65 on 7.3). */
-#ifndef OP_GETDENTS
-#define OP_GETDENTS	58
-#endif
 #define LOCK_FILE	"/tmp/nowait-test.lock"	/* see main() */
 #define MAX_ENTRIES	4096
 #define NAME_LEN	256
-
-struct ring {
-	int fd;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
 
 struct record {
 	uint64_t ino;
@@ -101,56 +89,6 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
-static int ring_init(struct ring *r, unsigned int entries)
-{
-	struct io_uring_params p;
-	char *sq, *cq;
-
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	r->fd = syscall(__NR_io_uring_setup, entries, &p);
-	if (r->fd < 0)
-		return -errno;
-	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
-		  IORING_OFF_SQ_RING);
-	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
-		  IORING_OFF_CQ_RING);
-	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
-		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
-		       IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
-		return -errno;
-	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
-	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
-	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
-}
-
-static int enter(unsigned int submit, unsigned int wait, unsigned int flags)
-{
-	int ret = syscall(__NR_io_uring_enter, ring.fd, submit, wait, flags,
-			  NULL, 0);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int peek_cqe(struct io_uring_cqe *out)
-{
-	unsigned int head = *ring.cq_head;
-
-	if (head == __atomic_load_n(ring.cq_tail, __ATOMIC_ACQUIRE))
-		return 0;
-	*out = ring.cqes[head & *ring.cq_mask];
-	__atomic_store_n(ring.cq_head, head + 1, __ATOMIC_RELEASE);
-	return 1;
-}
-
 /*
  * One GETDENTS: submitted without waiting, then waited for if its
  * completion is not there yet. *inl says which (see the top of the file).
@@ -159,28 +97,24 @@ static int peek_cqe(struct io_uring_cqe *out)
 static int getdents_req(int fd, void *buf, unsigned int len, int64_t off,
 			unsigned char sqe_flags, int *inl)
 {
-	unsigned int tail = *ring.sq_tail, idx = tail & *ring.sq_mask;
-	struct io_uring_sqe *sqe = &ring.sqes[idx];
+	struct io_uring_sqe *sqe = get_sqe(&ring);
 	struct io_uring_cqe cqe;
 	int ret;
 
-	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = OP_GETDENTS;
 	sqe->flags = sqe_flags;
 	sqe->fd = fd;
 	sqe->addr = (uintptr_t)buf;
 	sqe->len = len;
 	sqe->off = (uint64_t)off;
-	ring.sq_array[idx] = idx;
-	__atomic_store_n(ring.sq_tail, tail + 1, __ATOMIC_RELEASE);
-	ret = enter(1, 0, 0);
+	ret = ring_enter(&ring, 1, 0, 0);
 	if (ret != 1) {
 		fail("io_uring_enter submitted %d", ret);
 		return INT32_MIN;
 	}
-	*inl = peek_cqe(&cqe);
-	while (!*inl && !peek_cqe(&cqe)) {
-		ret = enter(0, 1, IORING_ENTER_GETEVENTS);
+	*inl = peek_cqe(&ring, &cqe);
+	while (!*inl && !peek_cqe(&ring, &cqe)) {
+		ret = ring_enter(&ring, 0, 1, IORING_ENTER_GETEVENTS);
 		if (ret < 0 && ret != -EINTR) {
 			fail("io_uring_enter waiting: %d", ret);
 			return INT32_MIN;
@@ -603,22 +537,6 @@ static int walk(int dfd, struct counts *c, long *dirs)
 	return 0;
 }
 
-/* GETDENTS is the last opcode the probe lists. */
-static int getdents_available(void)
-{
-	size_t len = sizeof(struct io_uring_probe) +
-		     256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *probe = calloc(1, len);
-	int ok;
-
-	ok = probe && !syscall(__NR_io_uring_register, ring.fd,
-			       IORING_REGISTER_PROBE, probe, 256) &&
-	     probe->last_op == OP_GETDENTS &&
-	     (probe->ops[OP_GETDENTS].flags & IO_URING_OP_SUPPORTED);
-	free(probe);
-	return ok;
-}
-
 static int walk_main(const char *dir)
 {
 	struct counts c = { 0 };
@@ -707,12 +625,13 @@ int main(int argc, char **argv)
 		return time_main(argv + 2);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = ring_init(&ring, 8);
+	ret = ring_init(&ring, 8,
+			IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
 	if (ret) {
 		fprintf(stderr, "io_uring_setup: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (!getdents_available())
+	if (!getdents_available(&ring))
 		return getdents_missing(OP_GETDENTS) ? 1 : 0;
 	if (argc == 3 && !strcmp(argv[1], "--walk"))
 		return walk_main(argv[2]);
