@@ -72,7 +72,7 @@ impl Held {
             file_type: entry.file_type(),
             depth: entry.depth(),
             stat: st.copied(),
-            followed: entry.path_is_symlink() && entry.file_type() != FileType::Symlink,
+            followed: entry.link_followed(),
         }
     }
 

@@ -242,7 +242,7 @@ impl Visitor for Forward {
             entry.file_type(),
             entry.depth(),
             entry.metadata().copied(),
-            entry.path_is_symlink() && entry.file_type() != FileType::Symlink,
+            entry.link_followed(),
         );
         match &mut self.sorted {
             Some(sorted) => sorted.push(event),

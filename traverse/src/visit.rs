@@ -149,6 +149,12 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// Whether the walk followed this symbolic link, as [`followed`](Self::followed)
+    /// set it (a visitor that holds or forwards the entry carries it on).
+    pub(crate) fn link_followed(&self) -> bool {
+        self.followed
+    }
+
     /// The entry with its metadata, as walks with
     /// [`list_metadata`](crate::WalkBuilder::list_metadata) hand it out.
     pub(crate) fn with_stat(self, stat: Option<&Stat>) -> Entry<'a> {
