@@ -112,16 +112,11 @@ impl Links {
     /// once, the others' in a batch once [`BATCH`] bytes are waiting for
     /// that rank.
     pub fn post(&mut self, world: &SimpleCommunicator, names: Vec<LinkName>) {
-        let ranks = self.pending.len();
         for name in names {
-            let to = owner(name.dev, name.ino, ranks);
-            if to == self.rank {
-                self.settle(name);
-                continue;
-            }
-            write_name(&mut self.pending[to], &name);
-            if self.pending[to].0.len() >= BATCH {
-                self.send(world, to);
+            if let Some(to) = self.place(name) {
+                if self.pending[to].0.len() >= BATCH {
+                    self.send(world, to);
+                }
             }
         }
         self.reap();
@@ -131,13 +126,21 @@ impl Links {
     /// batch is sent: the other ranks may be in that collective already,
     /// where they take in no batch until every rank has joined it.
     pub fn keep(&mut self, names: Vec<LinkName>) {
-        let ranks = self.pending.len();
         for name in names {
-            match owner(name.dev, name.ino, ranks) {
-                to if to == self.rank => self.settle(name),
-                to => write_name(&mut self.pending[to], &name),
-            }
+            self.place(name);
         }
+    }
+
+    /// Settles `name` if this rank owns its inode, else adds it to what
+    /// waits for its owner, whose rank it returns.
+    fn place(&mut self, name: LinkName) -> Option<usize> {
+        let to = owner(name.dev, name.ino, self.pending.len());
+        if to == self.rank {
+            self.settle(name);
+            return None;
+        }
+        write_name(&mut self.pending[to], &name);
+        Some(to)
     }
 
     /// Sends what waits for `to` without blocking: the other rank may be
