@@ -64,6 +64,8 @@ impl Breakdown {
                 depth: rec.depth as usize,
                 totals: rec.totals,
                 inodes: entries(&rec.totals) - rec.more_names,
+                // Ranks report paths, not listings: siblings by name.
+                order: None,
             })
             .collect();
         all.extend(share.files.into_iter().map(|f| Line {
@@ -71,6 +73,7 @@ impl Breakdown {
             depth: f.depth as usize,
             totals: f.totals,
             inodes: 1,
+            order: None,
         }));
         let root_line = all.iter().position(|l| l.depth == 0).map_or_else(
             || Line {
@@ -78,6 +81,7 @@ impl Breakdown {
                 depth: 0,
                 totals: share.totals,
                 inodes: entries(&share.totals),
+                order: None,
             },
             |at| all.swap_remove(at),
         );

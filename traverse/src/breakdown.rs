@@ -29,8 +29,9 @@ use rustc_hash::FxHashMap;
 use crate::dirpath::DirHandle;
 use crate::file_totals::FileTotals;
 use crate::links::{shard_of, SHARDS};
+use crate::listing_order::ListingOrder;
 use crate::ncdu_tree::NcduDir;
-use crate::node::DirNode;
+use crate::node::{DirNode, Place};
 use crate::sys::{FileId, Stat};
 use crate::tally::lock;
 use crate::timestamp::Timestamp;
@@ -89,8 +90,8 @@ pub trait DirVisitor: Send + Sync {
 
     /// An entry that is not a directory, no deeper than
     /// [`files_to`](Self::files_to), with its sizes: before its directory.
-    /// A hard-linked inode comes once, under the name whose path sorts
-    /// first (where the breakdown counts it), at the end of the walk;
+    /// A hard-linked inode comes once, under the name GNU du meets first
+    /// ([`ListingOrder`]; where the breakdown counts it), at the end of the walk;
     /// with `count_links`, under each name.
     fn file(&self, file: &FileTotals<'_>) {
         let _ = file;
@@ -140,6 +141,11 @@ impl DirTotals<'_> {
     /// takes time in proportion to the depth): see [`DirHandle`].
     pub fn handle(&self) -> DirHandle {
         DirHandle(Arc::clone(self.node))
+    }
+
+    /// Where it comes in `du`'s output order, among the lines of its walk.
+    pub fn listing_order(&self) -> ListingOrder {
+        ListingOrder::dir(self.node)
     }
 
     /// The totals of the directory and everything below it.
@@ -213,8 +219,9 @@ struct LinkNames {
     /// names (a further name counted from `d_ino` may come first: see
     /// [`Breakdown::link_known`]).
     sizes: Option<LinkStat>,
-    /// The path that sorts first, and its directory.
-    first: (Vec<u8>, Arc<DirNode>),
+    /// The name du meets first ([`ListingOrder`]): its path, directory
+    /// and place there.
+    first: (Vec<u8>, Arc<DirNode>, Place),
     /// The directory of each name (each holds back one part of it).
     holders: Vec<Arc<DirNode>>,
 }
@@ -252,32 +259,49 @@ impl Breakdown {
     /// A name `path` of the hard-linked inode `st`, in `dir` (whose
     /// reading is not done), whose kept time is `time`: `dir` waits until
     /// the inode is settled.
-    pub fn link(&self, dir: &Arc<DirNode>, path: &[u8], st: &Stat, time: Option<Timestamp>) {
+    pub fn link(
+        &self,
+        (dir, place): (&Arc<DirNode>, Place),
+        path: &[u8],
+        st: &Stat,
+        time: Option<Timestamp>,
+    ) {
         let sizes = (st.size, st.blocks, st.mode, time);
-        self.name(st.id(), Some(sizes), dir, path);
+        self.name(st.id(), Some(sizes), (dir, place), path);
     }
 
     /// A further name `path` of the hard-linked inode `key`, counted from
     /// its `d_ino` without a stat: the inode's stat under another name
     /// gives its sizes (in the registry already, or soon: another worker
     /// may still be on its way from the stat to [`link`](Self::link)).
-    pub fn link_known(&self, dir: &Arc<DirNode>, path: &[u8], key: FileId) {
-        self.name(key, None, dir, path);
+    pub fn link_known(&self, (dir, place): (&Arc<DirNode>, Place), path: &[u8], key: FileId) {
+        self.name(key, None, (dir, place), path);
     }
 
-    fn name(&self, key: FileId, sizes: Option<LinkStat>, dir: &Arc<DirNode>, path: &[u8]) {
+    /// A name at `place` of `dir`. The first name is decided as the names
+    /// come, by the inode-order rule of each directory as far as it is
+    /// known then (a directory of more than 10 000 entries still being
+    /// read compares its names by their place in the listing).
+    fn name(
+        &self,
+        key: FileId,
+        sizes: Option<LinkStat>,
+        (dir, place): (&Arc<DirNode>, Place),
+        path: &[u8],
+    ) {
         let tally = dir.tally().expect("a breakdown tallies every directory");
         tally.hold();
         let mut links = lock(&self.links[shard_of(&key)]);
         let names = links.entry(key).or_insert_with(|| LinkNames {
             sizes,
-            first: (path.to_owned(), Arc::clone(dir)),
+            first: (path.to_owned(), Arc::clone(dir), place),
             holders: Vec::new(),
         });
         names.sizes = names.sizes.or(sizes);
         names.holders.push(Arc::clone(dir));
-        if path < names.first.0.as_slice() {
-            names.first = (path.to_owned(), Arc::clone(dir));
+        let (_, first_dir, first_place) = &names.first;
+        if ListingOrder::file(dir, place) < ListingOrder::file(first_dir, *first_place) {
+            names.first = (path.to_owned(), Arc::clone(dir), place);
         }
     }
 
@@ -344,12 +368,11 @@ impl Breakdown {
                 let mut sizes = Totals::default();
                 sizes.add_sizes(size, blocks);
                 sizes.add_time(time);
-                let dir = &names.first.1;
+                let (path, dir, place) = &names.first;
                 let tally = dir.tally().expect("a breakdown tallies every directory");
                 tally.add(&sizes);
                 tally.name_counted();
-                let depth = dir.depth() + 1;
-                let first = FileTotals::new(&names.first.0, depth, mode, (size, blocks), time);
+                let first = FileTotals::new(path, (dir, *place), mode, (size, blocks), time);
                 self.file(&first);
             }
             holders.extend(names.holders);

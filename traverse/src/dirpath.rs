@@ -176,10 +176,10 @@ mod tests {
     use std::os::unix::ffi::OsStrExt;
 
     use super::*;
-    use crate::node::test_root as root;
+    use crate::node::{test_root as root, Place};
 
     fn child(parent: &Arc<DirNode>, name: &str) -> Arc<DirNode> {
-        DirNode::child(parent, &CString::new(name).unwrap())
+        DirNode::child(parent, &CString::new(name).unwrap(), Place::default())
     }
 
     #[test]

@@ -5,6 +5,10 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use std::sync::Arc;
+
+use crate::listing_order::ListingOrder;
+use crate::node::{DirNode, Place};
 use crate::timestamp::Timestamp;
 use crate::totals::Totals;
 
@@ -34,15 +38,18 @@ pub struct FileTotals<'a> {
     path: &'a [u8],
     depth: usize,
     totals: Totals,
+    /// Its directory and its place in it.
+    dir: &'a Arc<DirNode>,
+    place: Place,
 }
 
 impl<'a> FileTotals<'a> {
-    /// The entry `path` at `depth`, of type `mode` (`st_mode`), sizes
-    /// `size` and `blocks` (`st_size`, `st_blocks`) and the time the walk
-    /// keeps, if it keeps one.
+    /// The entry `path` of `dir`, at `place` in its listing, of type
+    /// `mode` (`st_mode`), sizes `size` and `blocks` (`st_size`,
+    /// `st_blocks`) and the time the walk keeps, if it keeps one.
     pub(crate) fn new(
         path: &'a [u8],
-        depth: usize,
+        (dir, place): (&'a Arc<DirNode>, Place),
         mode: u32,
         (size, blocks): (u64, u64),
         time: Option<Timestamp>,
@@ -53,9 +60,16 @@ impl<'a> FileTotals<'a> {
         totals.add_time(time);
         FileTotals {
             path,
-            depth,
+            depth: dir.depth() + 1,
             totals,
+            dir,
+            place,
         }
+    }
+
+    /// Where it comes in `du`'s output order, among the lines of its walk.
+    pub fn listing_order(&self) -> ListingOrder {
+        ListingOrder::file(self.dir, self.place)
     }
 
     /// The entry's path: the root's path and the names below it.

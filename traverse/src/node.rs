@@ -11,7 +11,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use io_uring_getdents::dirent::DirentIter;
@@ -48,6 +48,20 @@ pub(crate) struct DirNode {
     small_leaf: bool,
     /// With ignore rules: its own, read when first asked for.
     ignore: OnceLock<Box<DirRules>>,
+    /// Where its entry came in its parent's listing (the root's is unused).
+    place: Place,
+    /// Its entries come in inode order in `du`'s output
+    /// ([`crate::listing_order`]), set once it is read whole.
+    inode_order: AtomicBool,
+}
+
+/// Where an entry came in its directory's listing: its position in the
+/// order `getdents64` gave (`.` and `..` left out), and its `d_ino`. What
+/// `du`'s output order is made of ([`crate::ListingOrder`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub seq: u32,
+    pub ino: u64,
 }
 
 /// Largest directory (`st_size`) taken for a small one by [`small_leaf`]:
@@ -78,18 +92,26 @@ impl DirNode {
             tally: tally.map(Box::new),
             small_leaf: false,
             ignore: OnceLock::new(),
+            place: Place::default(),
+            inode_order: AtomicBool::new(false),
         })
     }
 
-    /// A subdirectory `name` of `parent`, not stat'ed yet.
-    pub fn child(parent: &Arc<DirNode>, name: &CStr) -> Arc<DirNode> {
-        DirNode::child_with_stat(parent, name, None)
+    /// A subdirectory `name` of `parent`, at `place` in its listing, not
+    /// stat'ed yet.
+    pub fn child(parent: &Arc<DirNode>, name: &CStr, place: Place) -> Arc<DirNode> {
+        DirNode::child_with_stat(parent, name, None, place)
     }
 
-    /// A subdirectory `name` of `parent`, with its stat if it was made
-    /// (its identity, and with a breakdown its own size, counted in its
-    /// subtree rather than in the parent's entries).
-    pub fn child_with_stat(parent: &Arc<DirNode>, name: &CStr, st: Option<&Stat>) -> Arc<DirNode> {
+    /// A subdirectory `name` of `parent`, at `place` in its listing, with
+    /// its stat if it was made (its identity, and with a breakdown its own
+    /// size, counted in its subtree rather than in the parent's entries).
+    pub fn child_with_stat(
+        parent: &Arc<DirNode>,
+        name: &CStr,
+        st: Option<&Stat>,
+        place: Place,
+    ) -> Arc<DirNode> {
         let tally = parent.tally.as_ref().map(|pt| {
             pt.hold();
             Box::new(Tally::new(st, name.to_bytes(), pt.ncdu(), pt.time()))
@@ -106,6 +128,8 @@ impl DirNode {
             tally,
             small_leaf: st.is_some_and(small_leaf),
             ignore: OnceLock::new(),
+            place,
+            inode_order: AtomicBool::new(false),
         };
         if let Some(id) = id {
             let _ = node.id.set(id);
@@ -157,6 +181,24 @@ impl DirNode {
     /// Its subtree's totals, when a breakdown was asked for.
     pub fn tally(&self) -> Option<&Tally> {
         self.tally.as_deref()
+    }
+
+    /// Where its entry came in its parent's listing.
+    pub fn place(&self) -> Place {
+        self.place
+    }
+
+    /// Whether `du` lists its entries in inode order.
+    pub fn inode_order(&self) -> bool {
+        self.inode_order.load(Ordering::Relaxed)
+    }
+
+    /// It was read whole, `entries` of them, through `fd`: records whether
+    /// `du` lists them in inode order ([`crate::listing_order::sorts_by_inode`]).
+    pub fn listing_read(&self, entries: u64, fd: std::os::fd::BorrowedFd<'_>) {
+        if crate::listing_order::sorts_by_inode(entries, fd) {
+            self.inode_order.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Its ignore rules, once read ([`crate::ignore_rules`]).
@@ -214,22 +256,35 @@ pub(crate) struct Ent {
     /// below 4 GiB (FUSE allows names of up to 1 024 bytes, ntfs-3g gives
     /// up to 765).
     len: u32,
+    /// Its position in the directory's listing ([`Place`]).
+    seq: u32,
     pub d_type: u8,
 }
 
 impl Ent {
     /// Appends `name` (which holds no NUL: it comes from a C string) to
-    /// `names` and returns the entry that refers to it.
-    pub fn push(names: &mut Vec<u8>, ino: u64, name: &[u8], d_type: u8) -> Ent {
+    /// `names` and returns the entry that refers to it, the `*seq`th of its
+    /// directory's listing (`*seq` counts it).
+    pub fn push(names: &mut Vec<u8>, ino: u64, name: &[u8], d_type: u8, seq: &mut u32) -> Ent {
         let ent = Ent {
             ino,
             start: names.len(),
             len: u32::try_from(name.len()).expect("a name shorter than 4 GiB"),
+            seq: *seq,
             d_type,
         };
+        *seq = seq.wrapping_add(1);
         names.extend_from_slice(name);
         names.push(0);
         ent
+    }
+
+    /// Where it came in its directory's listing.
+    pub fn place(&self) -> Place {
+        Place {
+            seq: self.seq,
+            ino: self.ino,
+        }
     }
 
     /// The entry's name in `names`, with its NUL.
@@ -245,7 +300,8 @@ impl Ent {
 }
 
 /// Appends the records of one getdents buffer (but "." and "..") to
-/// `names`/`ents`, up to a record that does not parse (its error); returns
+/// `names`/`ents`, numbered from `*seq` on ([`Ent::push`]), up to a
+/// record that does not parse (its error); returns
 /// the last record's `d_off` (`None` for an empty buffer). Every plain
 /// read of both parallel engines parses here, so they see the same
 /// entries.
@@ -253,6 +309,7 @@ pub(crate) fn push_entries(
     buf: &[u8],
     names: &mut Vec<u8>,
     ents: &mut Vec<Ent>,
+    seq: &mut u32,
 ) -> io::Result<Option<u64>> {
     let mut offset = None;
     for record in DirentIter::new(buf) {
@@ -266,6 +323,7 @@ pub(crate) fn push_entries(
             entry.ino(),
             entry.name_bytes(),
             entry.d_type(),
+            seq,
         ));
     }
     Ok(offset)
@@ -292,7 +350,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut node = test_root(tmp.path());
         for _ in 0..200_000 {
-            node = DirNode::child(&node, c"d");
+            node = DirNode::child(&node, c"d", Place::default());
         }
         // A thread with a small stack: a recursive drop would need far more.
         std::thread::Builder::new()
@@ -313,7 +371,7 @@ mod tests {
             .iter()
             .map(|&len| {
                 let name = vec![b'n'; len];
-                (Ent::push(&mut names, 7, &name, libc::DT_REG), name)
+                (Ent::push(&mut names, 7, &name, libc::DT_REG, &mut 0), name)
             })
             .collect();
         for (ent, name) in &ents {

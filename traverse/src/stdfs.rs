@@ -20,7 +20,7 @@ use io_uring_getdents::dirent::FileType;
 
 use crate::engine::{window_full, Shared, Worker};
 use crate::error::Op;
-use crate::node::{Cursor, DirNode};
+use crate::node::{Cursor, DirNode, Place};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
@@ -104,7 +104,8 @@ fn read_window(
     worker: &mut Worker<'_>,
     shared: &Shared,
     read: &mut ReadDir,
-    entries: &mut Vec<(DirEntry, OsString)>,
+    entries: &mut Vec<(DirEntry, OsString, Place)>,
+    seq: &mut u32,
 ) -> bool {
     let mut name_bytes = 0;
     while !window_full(entries.len(), name_bytes) {
@@ -116,7 +117,12 @@ fn read_window(
             Some(Ok(entry)) => {
                 let name = entry.file_name();
                 name_bytes += name.len();
-                entries.push((entry, name));
+                let place = Place {
+                    seq: *seq,
+                    ino: entry.ino(),
+                };
+                *seq = seq.wrapping_add(1);
+                entries.push((entry, name, place));
             }
             Some(Err(cause)) => {
                 worker.dir_error(Op::Read, cause);
@@ -136,7 +142,7 @@ pub(crate) fn walk(
     let mut worker = Worker::new(shared, visitors.build());
     let mut cursor = Cursor::default();
     let mut stack = vec![root];
-    let mut entries: Vec<(DirEntry, OsString)> = Vec::new();
+    let mut entries: Vec<(DirEntry, OsString, Place)> = Vec::new();
     while let Some(dir) = stack.pop() {
         if shared.interrupted() {
             break;
@@ -158,17 +164,18 @@ pub(crate) fn walk(
                 None
             }
         };
-        let mut children = 0;
+        let (mut children, mut seq) = (0, 0u32);
         // A window at a time, so that a directory that never ends keeps one
         // in memory at most.
         while let Some(read) = listing.as_mut() {
-            if read_window(&mut worker, shared, read, &mut entries) {
+            if read_window(&mut worker, shared, read, &mut entries, &mut seq) {
                 listing = None;
+                dir.listing_read(u64::from(seq), fd.as_fd());
             }
             if shared.inode_order(entries.len()) {
-                entries.sort_unstable_by_key(|(e, _)| e.ino());
+                entries.sort_unstable_by_key(|(e, _, _)| e.ino());
             }
-            for (entry, name) in entries.drain(..) {
+            for (entry, name, place) in entries.drain(..) {
                 // Every entry: one stat may take a long round trip.
                 if shared.interrupted() {
                     break;
@@ -190,8 +197,14 @@ pub(crate) fn walk(
                 } else {
                     None
                 };
+                worker.at(place);
                 if worker.entry(shared, name.as_bytes(), d_type, st.as_ref()) {
-                    stack.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
+                    stack.push(DirNode::child_with_stat(
+                        &dir,
+                        &c_name(&name),
+                        st.as_ref(),
+                        place,
+                    ));
                     children += 1;
                 }
             }

@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 
 use crate::engine::{window_full, Shared, Worker};
 use crate::error::{Error, Op};
-use crate::node::{Cursor, DirNode};
+use crate::node::{Cursor, DirNode, Place};
 use crate::stdfs::{c_name, open_proc, proc_path, stat_by_statx};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
@@ -141,7 +141,7 @@ async fn read_dir(
             None
         }
     };
-    let mut entries = Vec::new();
+    let (mut entries, mut seq) = (Vec::new(), 0u32);
     // A window at a time, so that a directory that never ends keeps one in
     // memory at most.
     while let Some(read) = listing.as_mut() {
@@ -155,7 +155,12 @@ async fn read_dir(
                 Ok(Some(entry)) => {
                     let name = entry.file_name();
                     name_bytes += name.len();
-                    entries.push((entry, name));
+                    let place = Place {
+                        seq,
+                        ino: entry.ino(),
+                    };
+                    seq = seq.wrapping_add(1);
+                    entries.push((entry, name, place));
                 }
                 Ok(None) => ended = true,
                 Err(cause) => {
@@ -166,12 +171,13 @@ async fn read_dir(
         }
         if ended {
             listing = None;
+            dir.listing_read(u64::from(seq), fd.as_fd());
         }
         if shared.inode_order(entries.len()) {
-            entries.sort_unstable_by_key(|(e, _)| e.ino());
+            entries.sort_unstable_by_key(|(e, _, _)| e.ino());
         }
         let mask = shared.config.statx_mask();
-        for (entry, name) in entries.drain(..) {
+        for (entry, name, place) in entries.drain(..) {
             // Every entry: one stat may take a long round trip.
             if shared.interrupted() {
                 break;
@@ -205,8 +211,14 @@ async fn read_dir(
             } else {
                 None
             };
+            worker.at(place);
             if worker.entry(&shared, name.as_bytes(), d_type, st.as_ref()) {
-                children.push(DirNode::child_with_stat(&dir, &c_name(&name), st.as_ref()));
+                children.push(DirNode::child_with_stat(
+                    &dir,
+                    &c_name(&name),
+                    st.as_ref(),
+                    place,
+                ));
             }
         }
     }

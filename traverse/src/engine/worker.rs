@@ -17,7 +17,7 @@ use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
-use crate::node::{push_name, DirNode, Ent};
+use crate::node::{push_name, DirNode, Ent, Place};
 use crate::sort::Holding;
 use crate::sys::{FileId, Stat};
 use crate::totals::{Accumulator, DirProgress, Totals};
@@ -52,6 +52,9 @@ pub(crate) struct Worker<'v> {
     /// In a listing in order: the current directory's entries held since
     /// [`enter`](Self::enter) (and contents first its subdirectories).
     held: Holding,
+    /// The entry being counted: its place in the current directory's
+    /// listing ([`at`](Self::at)).
+    place: Place,
 }
 
 impl<'v> Worker<'v> {
@@ -71,7 +74,15 @@ impl<'v> Worker<'v> {
             counted_before: shared.counted_before.clone(),
             files_before: shared.files_before.clone(),
             held: Holding::default(),
+            place: Place::default(),
         }
+    }
+
+    /// The next entry counted ([`entry`](Self::entry),
+    /// [`known_link`](Self::known_link)) is at `place` in the current
+    /// directory's listing.
+    pub fn at(&mut self, place: Place) {
+        self.place = place;
     }
 
     /// Starts reading the directory `dir`.
@@ -251,12 +262,14 @@ impl<'v> Worker<'v> {
         links: Option<&Links>,
     ) -> Option<Work<B>> {
         let name = ent.name_bytes(names);
+        self.at(ent.place());
         self.count_named(shared, dir, name, ent.d_type, st, links, || ent.name(names))
     }
 
     /// [`count_entry`](Self::count_entry) for the entry `name` of type
-    /// `d_type`, whose C string `cname` makes only for a subdirectory
-    /// (the others need no scan for a NUL).
+    /// `d_type` (at the place [`at`](Self::at) gave), whose C string
+    /// `cname` makes only for a subdirectory (the others need no scan for
+    /// a NUL).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn count_named<'n, B>(
@@ -282,7 +295,7 @@ impl<'v> Worker<'v> {
             }
         }
         self.entry(shared, name, d_type, st).then(|| {
-            let child = DirNode::child_with_stat(dir, cname(), st);
+            let child = DirNode::child_with_stat(dir, cname(), st, self.place);
             Work::Dir(child, st.map(|st| st.dev))
         })
     }
@@ -311,7 +324,7 @@ impl<'v> Worker<'v> {
             self.entry_path.extend_from_slice(self.dir_path.bytes());
             push_name(&mut self.entry_path, name);
             if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
-                breakdown.link_known(dir, &self.entry_path, key);
+                breakdown.link_known((dir, self.place), &self.entry_path, key);
             }
         }
     }

@@ -295,7 +295,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::node::test_root;
+    use crate::node::{test_root, Place};
     use crate::sys::FileId;
 
     thread_local! {
@@ -344,7 +344,12 @@ mod tests {
             path.push(name);
             let c = CString::new(name).unwrap();
             let parent = nodes.last().unwrap();
-            nodes.push(DirNode::child_with_stat(parent, &c, Some(&stat_of(&path))));
+            nodes.push(DirNode::child_with_stat(
+                parent,
+                &c,
+                Some(&stat_of(&path)),
+                Place::default(),
+            ));
         }
         (tmp, nodes)
     }
@@ -378,13 +383,13 @@ mod tests {
         let budget = FdBudget::new(1, 1000);
         let free = budget.available();
         let mut cursor = Cursor::default();
-        let p = DirNode::child(&root, c"p");
+        let p = DirNode::child(&root, c"p", Place::default());
         let pfd = p.open(counting_open, &budget, &mut cursor).unwrap();
         p.keep(pfd, 2, &budget);
         assert_eq!(budget.available(), free - 1, "p keeps one descriptor");
         opens();
         for (name, left) in [(c"x", free - 1), (c"y", free)] {
-            let child = DirNode::child(&p, name);
+            let child = DirNode::child(&p, name, Place::default());
             let fd = child.open(counting_open, &budget, &mut cursor).unwrap();
             assert!(is(&fd, &tmp.path().join("p").join(name.to_str().unwrap())));
             assert_eq!(budget.available(), left);
@@ -404,7 +409,7 @@ mod tests {
         nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
         between(tmp.path());
         opens();
-        let g = DirNode::child(&nodes[4], c"g");
+        let g = DirNode::child(&nodes[4], c"g", Place::default());
         let fd = g.open(counting_open, &budget, &mut cursor).unwrap();
         assert!(is(&fd, &tmp.path().join("a/b/c/d/g")));
         opens()

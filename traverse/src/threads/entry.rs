@@ -52,10 +52,11 @@ pub(super) fn stat_entries(
         let st = match shared.step((dir, fd), name, ent.ino, ent.d_type, defer_dirs, links) {
             Step::Skip => continue,
             Step::Defer => {
-                children.push(Work::Subdir(DirNode::child(dir, cname)));
+                children.push(Work::Subdir(DirNode::child(dir, cname, ent.place())));
                 continue;
             }
             Step::Known(key) => {
+                worker.at(ent.place());
                 worker.known_link(shared, name, ent.d_type, key);
                 continue;
             }

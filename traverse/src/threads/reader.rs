@@ -61,6 +61,8 @@ pub(super) struct Reader {
     cursor: Cursor,
     names: Vec<u8>,
     ents: Vec<Ent>,
+    /// The place in its listing of the next entry read ([`Ent::push`]).
+    seq: u32,
     /// Subdirectories found by the current unit of work.
     pub(super) children: Vec<Work>,
     /// Devices seen, and whether their filesystem's `d_ino`s are inode
@@ -80,6 +82,7 @@ impl Reader {
             cursor: Cursor::default(),
             names: Vec::new(),
             ents: Vec::new(),
+            seq: 0,
             children: Vec::new(),
             trust: Trust::default(),
         })
@@ -115,6 +118,7 @@ impl Reader {
             });
         self.names.clear();
         self.ents.clear();
+        self.seq = 0;
         let listing = Open { dir, fd, links };
         let may_split = !shared.config.list && shared.config.max_jobs > 1;
         let mut progress = Progress {
@@ -136,6 +140,7 @@ impl Reader {
                 self.flush(worker, shared, &listing, &mut progress);
             }
         }
+        dir.listing_read(progress.read as u64, listing.fd.as_fd());
         self.finish(worker, pool, listing, may_split, progress, grow)
     }
 
@@ -176,7 +181,12 @@ impl Reader {
             }
         };
         let before = self.ents.len();
-        if let Err(bad) = push_entries(&self.buf[..n], &mut self.names, &mut self.ents) {
+        if let Err(bad) = push_entries(
+            &self.buf[..n],
+            &mut self.names,
+            &mut self.ents,
+            &mut self.seq,
+        ) {
             worker.dir_error(Op::Read, bad);
             return None;
         }

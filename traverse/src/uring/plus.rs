@@ -28,6 +28,7 @@ impl<'p> Walker<'p> {
         }
         let link_dev = r.link_dev;
         let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
+        let mut seq = r.seq;
         let links = self.pool.links.as_ref().filter(|_| link_dev.is_some());
         let known = self.pool.links.as_ref().zip(link_dev);
         let defer_dirs = self.defers_dirs(&dir);
@@ -41,9 +42,12 @@ impl<'p> Walker<'p> {
                 return Ok(());
             }
             let (name, ino, d_type) = (plus.name_bytes(), plus.ino(), plus.d_type());
+            let place = Place { seq, ino };
+            seq = seq.wrapping_add(1);
             let st = match shared.step((&dir, fd.as_fd()), name, ino, d_type, defer_dirs, known) {
                 Step::Skip => return Ok(()),
                 Step::Known(key) => {
+                    self.worker.at(place);
                     self.worker.known_link(shared, name, d_type, key);
                     return Ok(());
                 }
@@ -54,7 +58,8 @@ impl<'p> Walker<'p> {
                     Ok(stx) => Some(Stat::from_statx(&stx)),
                     Err(e) if e.raw_os_error() == Some(NOT_LOOKED_UP) => {
                         missed = true;
-                        ents.push(Ent::push(&mut names, ino, name, d_type));
+                        let mut at = place.seq;
+                        ents.push(Ent::push(&mut names, ino, name, d_type, &mut at));
                         return Ok(());
                     }
                     Err(cause) => {
@@ -63,6 +68,7 @@ impl<'p> Walker<'p> {
                     }
                 },
             };
+            self.worker.at(place);
             let child =
                 self.worker
                     .count_named(shared, &dir, name, d_type, st.as_ref(), links, || {
@@ -81,7 +87,7 @@ impl<'p> Walker<'p> {
             ..
         }) = &mut self.io.active[ai]
         {
-            (r.names, r.ents) = (names, ents);
+            (r.names, r.ents, r.seq) = (names, ents, seq);
         }
         parsed?;
         Ok(offset)

@@ -59,6 +59,7 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names: Vec::new(),
                 ents: Vec::new(),
+                seq: 0,
                 plus,
                 buf: self
                     .spare_bufs
@@ -83,7 +84,8 @@ impl<'p> Walker<'p> {
         // (while that can still change something).
         let watch = !self.cold || self.pool.may_grow();
         let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
-        let (names, ents, error, more) = self.read_all(fd.as_fd());
+        let mut seq = 0;
+        let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq);
         let blocked = before.is_some_and(|(t0, switches)| {
             t0.elapsed() > SLOW_READ && sys::voluntary_switches() > switches
         });
@@ -97,6 +99,7 @@ impl<'p> Walker<'p> {
                 link_dev,
                 names,
                 ents,
+                seq,
                 plus: PlusMode::Off,
                 buf: Box::default(),
                 offset: 0,
@@ -121,9 +124,10 @@ impl<'p> Walker<'p> {
     pub(super) fn read_all(
         &mut self,
         fd: BorrowedFd<'_>,
+        seq: &mut u32,
     ) -> (Vec<u8>, Vec<Ent>, Option<io::Error>, bool) {
         let (mut names, mut ents) = (Vec::new(), Vec::new());
-        let (more, error) = match self.read_rest(fd, &mut names, &mut ents) {
+        let (more, error) = match self.read_rest(fd, &mut names, &mut ents, seq) {
             Ok(ended) => (!ended, None),
             Err(e) => (false, Some(e)),
         };
@@ -138,6 +142,7 @@ impl<'p> Walker<'p> {
         fd: BorrowedFd<'_>,
         names: &mut Vec<u8>,
         ents: &mut Vec<Ent>,
+        seq: &mut u32,
     ) -> io::Result<bool> {
         if self.read_buf.is_empty() {
             self.read_buf = (self.pool.shared.spares.buffer(READ_BUF, READ_BUF))
@@ -151,7 +156,7 @@ impl<'p> Walker<'p> {
             if n == 0 {
                 break;
             }
-            push_entries(&self.read_buf[..n], names, ents)?;
+            push_entries(&self.read_buf[..n], names, ents, seq)?;
         }
         Ok(true)
     }
@@ -168,9 +173,10 @@ impl<'p> Walker<'p> {
         };
         let fd = Arc::clone(&r.fd);
         let (mut names, mut ents) = (std::mem::take(&mut r.names), std::mem::take(&mut r.ents));
+        let mut seq = r.seq;
         let (more, error) = match seek_dir(fd.as_fd(), r.offset) {
             Err(e) => (false, Some(e)),
-            Ok(()) => match self.read_rest(fd.as_fd(), &mut names, &mut ents) {
+            Ok(()) => match self.read_rest(fd.as_fd(), &mut names, &mut ents, &mut seq) {
                 Ok(ended) => (!ended, None),
                 Err(e) => (false, Some(e)),
             },
@@ -180,7 +186,7 @@ impl<'p> Walker<'p> {
             ..
         }) = &mut self.io.active[ai]
         {
-            (r.names, r.ents, r.done, r.more) = (names, ents, true, more);
+            (r.names, r.ents, r.seq, r.done, r.more) = (names, ents, seq, true, more);
         }
         error
     }
@@ -336,7 +342,7 @@ impl<'p> Walker<'p> {
             let pushed = if r.plus != PlusMode::Off {
                 self.count_plus(ai, bytes)
             } else {
-                push_entries(bytes, &mut r.names, &mut r.ents)
+                push_entries(bytes, &mut r.names, &mut r.ents, &mut r.seq)
             };
             let Some(Active {
                 phase: Phase::Reading(r),

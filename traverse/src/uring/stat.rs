@@ -28,8 +28,12 @@ impl Walker<'_> {
             offset,
             more,
             parts,
+            seq,
             ..
         } = r;
+        if !more {
+            dir.listing_read(u64::from(seq), fd.as_fd());
+        }
         // In inode order, the stats a cold directory still needs: all
         // without readdirplus, those it did not look up with it.
         if cold && shared.inode_order(ents.len()) {
@@ -48,6 +52,7 @@ impl Walker<'_> {
             offset,
             parts: parts.clone(),
             plus,
+            seq,
         });
         let batch = Arc::new(Batch {
             dir: Arc::clone(&dir),
@@ -196,12 +201,16 @@ impl Walker<'_> {
                 Step::Skip => continue,
                 Step::Known(key) => {
                     self.focus(ai);
+                    self.worker.at(ent.place());
                     self.worker.known_link(shared, name, ent.d_type, key);
                     continue;
                 }
                 Step::Defer => {
                     let cname = ent.name(&batch.names);
-                    self.adopt(&batch.dir, Work::Subdir(DirNode::child(&batch.dir, cname)));
+                    self.adopt(
+                        &batch.dir,
+                        Work::Subdir(DirNode::child(&batch.dir, cname, ent.place())),
+                    );
                     continue;
                 }
                 Step::Count => {

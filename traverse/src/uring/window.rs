@@ -22,6 +22,8 @@ pub(super) struct Resume {
     pub(super) parts: Parts,
     /// How its reads ask for readdirplus, as its first did.
     pub(super) plus: PlusMode,
+    /// The place in the listing of the next entry.
+    pub(super) seq: u32,
 }
 
 impl Walker<'_> {
@@ -35,6 +37,7 @@ impl Walker<'_> {
             offset,
             parts,
             plus,
+            mut seq,
         } = resume;
         let getdents = self.pool.engine.getdents.filter(|_| self.io.ring.is_some());
         let (names, ents, error, more, buf) = match getdents {
@@ -46,7 +49,7 @@ impl Walker<'_> {
                 (Vec::new(), Vec::new(), None, false, buf)
             }
             None => {
-                let (names, ents, error, more) = self.read_all(fd.as_fd());
+                let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq);
                 (names, ents, error, more, Box::default())
             }
         };
@@ -56,6 +59,7 @@ impl Walker<'_> {
             link_dev,
             names,
             ents,
+            seq,
             plus: if getdents.is_some() {
                 plus
             } else {

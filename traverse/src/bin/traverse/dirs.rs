@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use traverse::{DirHandle, DirTotals, DirVisitor, FileTotals, Summary, Totals};
+use traverse::{DirHandle, DirTotals, DirVisitor, FileTotals, ListingOrder, Summary, Totals};
 
 use crate::cli::Breakdown;
 use crate::export::Export;
@@ -30,6 +30,7 @@ struct Ranked {
 enum Source {
     Dir {
         dir: DirHandle,
+        order: ListingOrder,
         totals: Totals,
         inodes: u64,
     },
@@ -41,6 +42,7 @@ impl Source {
         match self {
             Source::Dir {
                 dir,
+                order,
                 totals,
                 inodes,
             } => Line {
@@ -48,6 +50,7 @@ impl Source {
                 depth: dir.depth(),
                 totals,
                 inodes,
+                order: Some(order),
             },
             Source::File(line) => line,
         }
@@ -213,7 +216,8 @@ impl Dirs {
     }
 
     /// The text for `root` once its walk is over: the lines of `-d` (in
-    /// du's order: children before their parent, siblings by name) or of
+    /// du's order: children before their parent, siblings in the order
+    /// du lists them) or of
     /// `--top` (largest first), or the totals when only an export was
     /// asked for. A root whose own line never came (the walk was
     /// interrupted, or the root could not be read) gets it from `summary`.
@@ -287,6 +291,7 @@ fn source(dir: &DirTotals<'_>, times_here: bool) -> Source {
     }
     Source::Dir {
         dir: dir.handle(),
+        order: dir.listing_order(),
         totals,
         inodes: dir.inodes(),
     }
@@ -302,6 +307,7 @@ fn root_line(root: &Path, summary: &Summary) -> Line {
         depth: 0,
         totals: *t,
         inodes: t.files + t.dirs + t.symlinks + t.other,
+        order: None,
     }
 }
 
@@ -337,6 +343,7 @@ impl DirVisitor for Dirs {
                 depth: file.depth(),
                 totals: *file.totals(),
                 inodes: 1,
+                order: Some(file.listing_order()),
             })
         };
         let size = self.measure(file.totals(), 1);

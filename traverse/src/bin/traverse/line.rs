@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use traverse::Totals;
+use traverse::{ListingOrder, Totals};
 
 /// The text of `lines`: each a JSON object, or a du line of `size(line)`
 /// (`human`: as `du -h`).
@@ -30,12 +30,19 @@ pub struct Line {
     pub totals: Totals,
     /// Entries as `du --inodes` counts them.
     pub inodes: u64,
+    /// Where du prints it, when the walk said (not for a root's line made
+    /// from the totals alone).
+    pub order: Option<ListingOrder>,
 }
 
-/// The order du prints a tree in, made deterministic: by the names below
-/// the root, component by component, a directory after everything below
-/// it.
+/// The order du prints a tree in: a directory after everything below it,
+/// the entries of a directory in the order fts reads them
+/// ([`ListingOrder`]). A line the walk gave no order (a root's) goes by
+/// its names below the root: by name, after everything below it.
 pub fn du_order(a: &Line, b: &Line) -> Ordering {
+    if let (Some(x), Some(y)) = (&a.order, &b.order) {
+        return x.cmp(y);
+    }
     let (na, nb) = (names_below(a), names_below(b));
     for (x, y) in na.iter().zip(&nb) {
         match x.cmp(y) {
@@ -69,6 +76,7 @@ mod tests {
             depth,
             totals: Totals::default(),
             inodes: 0,
+            order: None,
         }
     }
 

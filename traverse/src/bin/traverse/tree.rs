@@ -231,6 +231,7 @@ mod tests {
             depth,
             totals,
             inodes: 0,
+            order: None,
         }
     }
 

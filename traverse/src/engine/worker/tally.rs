@@ -25,7 +25,12 @@ impl Worker<'_> {
                 push_name(&mut self.entry_path, name);
             }
             if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
-                breakdown.link(dir, &self.entry_path, st, self.acc.time_of(st));
+                breakdown.link(
+                    (dir, self.place),
+                    &self.entry_path,
+                    st,
+                    self.acc.time_of(st),
+                );
             }
         } else {
             self.here.add_stat(st, self.acc.time_field());
@@ -54,17 +59,16 @@ impl Worker<'_> {
         let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) else {
             return;
         };
-        let depth = dir.depth() + 1;
-        if breakdown.files_to.is_none_or(|max| depth > max) {
+        if breakdown.files_to.is_none_or(|max| dir.depth() + 1 > max) {
             return;
         }
         self.build_dir_path();
         self.entry_path.clear();
         self.entry_path.extend_from_slice(self.dir_path.bytes());
         push_name(&mut self.entry_path, name);
-        if let Some(breakdown) = &self.breakdown {
+        if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
             let (sizes, time) = ((st.size, st.blocks), self.acc.time_of(st));
-            let file = FileTotals::new(&self.entry_path, depth, st.mode, sizes, time);
+            let file = FileTotals::new(&self.entry_path, (dir, self.place), st.mode, sizes, time);
             breakdown.file(&file);
         }
     }
