@@ -1,9 +1,9 @@
 //! The order in which GNU du prints a tree, which is fts's: a directory
 //! after everything below it, and the entries of a directory in the order
-//! `getdents64` listed them, except that fts sorts a directory of more
-//! than 10 000 entries by inode number (on the filesystems where that
-//! helps: not tmpfs, NFS nor CIFS), in batches of up to 100 000 as it
-//! reads them. The walk records each entry's place in its listing
+//! `getdents64` listed them, except that fts reads a directory in
+//! batches of 100 000 entries and sorts a batch of more than 10 000 by
+//! inode number (on the filesystems where that helps: not tmpfs, NFS nor
+//! CIFS). The walk records each entry's place in its listing
 //! ([`crate::node::Place`]) and each large directory's rule
 //! ([`sorts_by_inode`]); [`ListingOrder`] compares two entries by them.
 
@@ -13,20 +13,20 @@ use std::sync::Arc;
 
 use crate::node::{DirNode, Place};
 
-/// Above this many entries fts sorts a directory's by inode number
+/// fts sorts a batch of more than this many entries by inode number
 /// (gnulib's `_FTS_INODE_SORT_DIR_ENTRIES_THRESHOLD`).
 const INODE_SORT_ABOVE: u64 = 10_000;
 
 /// fts reads a directory this many entries at a time
 /// (`FTS_MAX_READDIR_ENTRIES`), and sorts each batch on its own.
-const BATCH: u32 = 100_000;
+const BATCH: u64 = 100_000;
 
 /// Filesystems on which fts never sorts (gnulib's
 /// `dirent_inode_sort_may_be_useful`): tmpfs, NFS, CIFS.
 const UNSORTED_FS: [libc::c_long; 3] = [0x0102_1994, 0x6969, 0xFF53_4D42];
 
-/// Whether `du` lists the `entries` entries of the directory open as `fd`
-/// in inode order.
+/// Whether `du` sorts some of the `entries` entries of the directory open
+/// as `fd` by inode number (its first batch at least).
 pub(crate) fn sorts_by_inode(entries: u64, fd: BorrowedFd<'_>) -> bool {
     entries > INODE_SORT_ABOVE && crate::sys::fs_type(fd).is_ok_and(|t| !UNSORTED_FS.contains(&t))
 }
@@ -106,13 +106,16 @@ impl<'a> Step<'a> {
     }
 }
 
-/// How fts orders two entries of the directory `parent`.
-fn siblings(parent: &DirNode, a: Place, b: Place) -> Ordering {
-    if parent.inode_order() {
-        (a.seq / BATCH, a.ino, a.seq).cmp(&(b.seq / BATCH, b.ino, b.seq))
-    } else {
-        a.seq.cmp(&b.seq)
+/// How fts orders two entries of a directory whose
+/// [`DirNode::inode_sorted`] is `entries`: batch by batch, each in inode
+/// order if it has more than 10 000 entries where fts sorts.
+fn siblings(entries: u64, a: Place, b: Place) -> Ordering {
+    let (batch_a, batch_b) = (u64::from(a.seq) / BATCH, u64::from(b.seq) / BATCH);
+    let sorted = entries.saturating_sub(batch_a * BATCH).min(BATCH) > INODE_SORT_ABOVE;
+    if batch_a != batch_b || !sorted {
+        return (batch_a, a.seq).cmp(&(batch_b, b.seq));
     }
+    (a.ino, a.seq).cmp(&(b.ino, b.seq))
 }
 
 impl ListingOrder {
@@ -156,7 +159,7 @@ impl Ord for ListingOrder {
         loop {
             match (x.up(), y.up()) {
                 (Some(Step::Dir(p)), Some(q)) if q.same(Step::Dir(p)) => {
-                    return siblings(p, x.place(), y.place());
+                    return siblings(p.inode_sorted(), x.place(), y.place());
                 }
                 (Some(px), Some(py)) => (x, y) = (px, py),
                 // Two roots: not one walk's; any fixed answer will do.
@@ -179,3 +182,36 @@ impl PartialEq for ListingOrder {
 }
 
 impl Eq for ListingOrder {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seq: u32, ino: u64) -> Place {
+        Place { seq, ino }
+    }
+
+    /// The batches of a 100 050-entry directory: the first (100 000) by
+    /// inode, the last (50) as listed; a small directory as listed.
+    #[test]
+    fn batches_of_more_than_10000_entries_go_by_inode() {
+        let sorted = 100_050;
+        assert_eq!(siblings(sorted, at(5, 90), at(7, 10)), Ordering::Greater);
+        assert_eq!(
+            siblings(sorted, at(99_999, 1), at(100_000, 0)),
+            Ordering::Less
+        );
+        assert_eq!(
+            siblings(sorted, at(100_001, 5), at(100_002, 1)),
+            Ordering::Less
+        );
+        assert_eq!(siblings(0, at(5, 90), at(7, 10)), Ordering::Less);
+        // Two names of one inode: as listed.
+        assert_eq!(siblings(sorted, at(3, 10), at(2, 10)), Ordering::Greater);
+        // A last batch of more than 10 000 is sorted too.
+        assert_eq!(
+            siblings(210_001, at(200_001, 9), at(200_002, 3)),
+            Ordering::Greater
+        );
+    }
+}

@@ -11,7 +11,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use io_uring_getdents::dirent::DirentIter;
@@ -50,9 +50,9 @@ pub(crate) struct DirNode {
     ignore: OnceLock<Box<DirRules>>,
     /// Where its entry came in its parent's listing (the root's is unused).
     place: Place,
-    /// Its entries come in inode order in `du`'s output
-    /// ([`crate::listing_order`]), set once it is read whole.
-    inode_order: AtomicBool,
+    /// Once it is read whole: how many entries it has, where `du` would
+    /// sort some of them by inode ([`crate::listing_order`]); else 0.
+    inode_sorted: AtomicU64,
 }
 
 /// Where an entry came in its directory's listing: its position in the
@@ -93,7 +93,7 @@ impl DirNode {
             small_leaf: false,
             ignore: OnceLock::new(),
             place: Place::default(),
-            inode_order: AtomicBool::new(false),
+            inode_sorted: AtomicU64::new(0),
         })
     }
 
@@ -129,7 +129,7 @@ impl DirNode {
             small_leaf: st.is_some_and(small_leaf),
             ignore: OnceLock::new(),
             place,
-            inode_order: AtomicBool::new(false),
+            inode_sorted: AtomicU64::new(0),
         };
         if let Some(id) = id {
             let _ = node.id.set(id);
@@ -188,16 +188,16 @@ impl DirNode {
         self.place
     }
 
-    /// Whether `du` lists its entries in inode order.
-    pub fn inode_order(&self) -> bool {
-        self.inode_order.load(Ordering::Relaxed)
+    /// Its entries, where `du` sorts some of them by inode (else 0).
+    pub fn inode_sorted(&self) -> u64 {
+        self.inode_sorted.load(Ordering::Relaxed)
     }
 
-    /// It was read whole, `entries` of them, through `fd`: records whether
-    /// `du` lists them in inode order ([`crate::listing_order::sorts_by_inode`]).
+    /// It was read whole, `entries` of them, through `fd`: records them
+    /// where `du` sorts some by inode ([`crate::listing_order::sorts_by_inode`]).
     pub fn listing_read(&self, entries: u64, fd: std::os::fd::BorrowedFd<'_>) {
         if crate::listing_order::sorts_by_inode(entries, fd) {
-            self.inode_order.store(true, Ordering::Relaxed);
+            self.inode_sorted.store(entries, Ordering::Relaxed);
         }
     }
 
