@@ -12,8 +12,8 @@
 //! its last subdirectory is done, and nothing of it is kept afterwards.
 //!
 //! A hard-linked inode (not a directory) whose names sit in several
-//! directories is counted once, in the directory of its name whose path
-//! sorts first (bytewise): the same on every run, whatever order the
+//! directories is counted once, in the directory of the name GNU du meets
+//! first ([`ListingOrder`]): the same on every run, whatever order the
 //! workers met the names in. Those inodes are settled at the end of the
 //! walk, which holds back the directories that hold their names (and so
 //! their ancestors) until then.

@@ -305,7 +305,7 @@ fn exclude_matches_du_exclude() {
 }
 
 /// An inode with names in three directories counts in the directory of
-/// its first path, bytewise, with every engine and on every run; the
+/// the name du meets first, with every engine and on every run; the
 /// total counts it once, as du does.
 #[test]
 fn hard_links_across_directories_count_under_the_name_du_meets_first() {

@@ -20,10 +20,10 @@ const FLAG_SETS: &[&[&str]] = &[
 ];
 
 /// The second name of each hard-linked pair of [`tree`], as the first.
-/// du prints a hard-linked file under the name it meets first (directory
-/// order), traverse under the name that sorts first: the lines are
-/// compared with both names made one, which still checks that the inode
-/// has exactly one line, with its size.
+/// du and traverse print a hard-linked file under the name du meets first
+/// (directory order; tests/du_order.rs checks which): here the lines are
+/// compared with both names made one, which checks that the inode has
+/// exactly one line, with its size.
 const SECOND_NAMES: &[(&str, &str)] = &[("/one-again", "/one"), ("/three-again", "/three")];
 
 /// A program's output lines, sorted, with [`SECOND_NAMES`] made one;
