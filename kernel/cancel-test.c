@@ -21,9 +21,9 @@
  *   and the next read returns 0, as with getdents64(2).
  *
  * Counts, never times: the server counts the LOOKUPs and READDIRs it
- * answered. Prints
- * the lines of Rust's test harness, as kernel/getdents-test.c does; runs as
- * root (mount). kernel/test-vm builds it with the series' opcode.
+ * answered. Prints the lines of Rust's test harness, as
+ * kernel/getdents-test.c does; runs as root (mount). kernel/test-vm builds
+ * it with the series' opcode.
  */
 #define _GNU_SOURCE
 #include <errno.h>
