@@ -14,10 +14,16 @@
  *   cannot be written returns the first record (as getdents64(2) returns
  *   what it wrote before an -EFAULT), and the rest is read from the file
  *   position.
+ * - one_readdir_per_read: a read of the FUSE directory that takes in all
+ *   of it costs the server as many READDIR requests as getdents64(2) of
+ *   the same size, and returns the same bytes and file position. FUSE does
+ *   not report the end of a directory, so IORING_CQE_F_DIR_EOF is absent
+ *   and the next read returns 0, as with getdents64(2).
  *
- * Counts, never times: the server counts the LOOKUPs it answered. Prints
- * the lines of Rust's test harness, as kernel/getdents-test.c does; runs as
- * root (mount). kernel/test-vm builds it with the series' opcode.
+ * Counts, never times: the server counts the LOOKUPs and READDIRs it
+ * answered. Prints the lines of Rust's test harness, as
+ * kernel/getdents-test.c does; runs as root (mount). kernel/test-vm builds
+ * it with the series' opcode.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +51,9 @@
 #include "c-test.h"
 
 #define GETDENTS_PLUS	(1U << 0)
+#ifndef IORING_CQE_F_DIR_EOF
+#define IORING_CQE_F_DIR_EOF	(1U << 14)
+#endif
 #define NAMES		40	/* entries of the FUSE directory */
 #define HELD_LOOKUP	2	/* the LOOKUP the server holds */
 #define BUF_LEN		65536
@@ -53,6 +62,7 @@
 struct shared {
 	int lookups;		/* LOOKUPs answered */
 	int release;		/* the held LOOKUP may be answered */
+	int readdirs;		/* READDIRs answered */
 };
 
 static struct shared *sh;
@@ -225,6 +235,8 @@ static void serve(int fd)
 			const struct fuse_read_in *r = arg;
 			size_t size = r->size < sizeof(out) ? r->size : sizeof(out);
 
+			/* Counted before the reply that lets the reader go on. */
+			__atomic_add_fetch(&sh->readdirs, 1, __ATOMIC_RELEASE);
 			reply(fd, h->unique, 0, out, fill_dir(out, size, r->offset));
 			break;
 		}
@@ -244,17 +256,15 @@ static void serve(int fd)
 /* --- the tests ------------------------------------------------------------ */
 static struct ring ring;
 static char base[4096];
+static char mnt[4200];
 
-static int test_cancel_between_lookups(void)
+/* Mounts the server's filesystem on base/fuse; its pid to *server. */
+static int mount_fuse(pid_t *server)
 {
-	static char buf[BUF_LEN];
-	char mnt[4200], opts[128];
-	struct io_uring_cqe cqe, read_cqe;
-	struct io_uring_sqe *sqe;
-	uint64_t seen = 0;
-	int fd, dfd = -1, records, got_read = 0, ret = 0;
-	pid_t server;
+	char opts[128];
+	int fd;
 
+	memset(sh, 0, sizeof(*sh));
 	snprintf(mnt, sizeof(mnt), "%s/fuse", base);
 	if (mkdir(mnt, 0755))
 		return fail("mkdir: errno %ld", errno, 0);
@@ -265,10 +275,32 @@ static int test_cancel_between_lookups(void)
 		 fd);
 	if (mount("cancel-test", mnt, "fuse", MS_NOSUID | MS_NODEV, opts))
 		return fail("mount fuse: errno %ld", errno, 0);
-	server = fork();
-	if (server == 0)
+	*server = fork();
+	if (*server == 0)
 		serve(fd);
 	close(fd);
+	return 0;
+}
+
+static void unmount_fuse(pid_t server)
+{
+	umount2(mnt, MNT_DETACH);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	rmdir(mnt);
+}
+
+static int test_cancel_between_lookups(void)
+{
+	static char buf[BUF_LEN];
+	struct io_uring_cqe cqe, read_cqe;
+	struct io_uring_sqe *sqe;
+	uint64_t seen = 0;
+	int dfd = -1, records, got_read = 0, ret = 0;
+	pid_t server;
+
+	if (mount_fuse(&server))
+		return 1;
 	dfd = open(mnt, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0) {
 		ret = fail("open the FUSE directory: errno %ld", errno, 0);
@@ -329,10 +361,67 @@ out:
 	__atomic_store_n(&sh->release, 1, __ATOMIC_RELEASE);
 	if (dfd >= 0)
 		close(dfd);
-	umount2(mnt, MNT_DETACH);
-	kill(server, SIGKILL);
-	waitpid(server, NULL, 0);
-	rmdir(mnt);
+	unmount_fuse(server);
+	return ret;
+}
+
+/*
+ * The end of the directory costs the filesystem nothing more: a read that
+ * takes in the whole FUSE directory sends the server as many READDIRs as
+ * getdents64(2) of the same size (one; a second iteration to look for the
+ * end would send another), and gives its bytes and file position.
+ */
+static int test_one_readdir_per_read(void)
+{
+	static char want[BUF_LEN], got[BUF_LEN];
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	long n64, r64, r, pos64;
+	int dfd, ret = 0;
+	pid_t server;
+
+	if (mount_fuse(&server))
+		return 1;
+	dfd = open(mnt, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		ret = fail("open the FUSE directory: errno %ld", errno, 0);
+		goto out;
+	}
+	n64 = syscall(SYS_getdents64, dfd, want, sizeof(want));
+	r64 = __atomic_load_n(&sh->readdirs, __ATOMIC_ACQUIRE);
+	pos64 = lseek(dfd, 0, SEEK_CUR);
+	if (n64 <= 0 || r64 != 1 || lseek(dfd, 0, SEEK_SET) != 0) {
+		ret = fail("getdents64 gave %ld after %ld READDIRs", n64, r64);
+		goto out;
+	}
+	sqe = get_sqe(&ring);
+	sqe->opcode = OP_GETDENTS;
+	sqe->fd = dfd;
+	sqe->addr = (uintptr_t)got;
+	sqe->len = sizeof(got);
+	sqe->off = (uint64_t)-1;
+	if (ring_enter(&ring, 1, 1, IORING_ENTER_GETEVENTS) != 1 ||
+	    wait_cqe(&ring, &cqe)) {
+		ret = fail("submit: errno %ld", errno, 0);
+		goto out;
+	}
+	r = __atomic_load_n(&sh->readdirs, __ATOMIC_ACQUIRE) - r64;
+	if (r != r64)
+		ret = fail("the read sent %ld READDIRs, getdents64 %ld", r, r64);
+	else if (cqe.res != n64 || memcmp(got, want, n64))
+		ret = fail("the read gave %ld bytes, getdents64 %ld", cqe.res, n64);
+	else if (lseek(dfd, 0, SEEK_CUR) != pos64)
+		ret = fail("position %ld after the read, %ld after getdents64",
+			   lseek(dfd, 0, SEEK_CUR), pos64);
+	else if (cqe.flags & IORING_CQE_F_DIR_EOF)
+		ret = fail("IORING_CQE_F_DIR_EOF (flags 0x%lx) from FUSE, which does not report its end",
+			   cqe.flags, 0);
+	else if ((n64 = syscall(SYS_getdents64, dfd, want, sizeof(want))) != 0)
+		ret = fail("the next read gave %ld, not 0", n64, 0);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	unmount_fuse(server);
 	return ret;
 }
 
@@ -380,6 +469,7 @@ static int test_efault_keeps_records(void)
 static const struct c_test tests[] = {
 	{ "cancel_between_lookups", test_cancel_between_lookups },
 	{ "efault_keeps_records", test_efault_keeps_records },
+	{ "one_readdir_per_read", test_one_readdir_per_read },
 };
 
 int main(void)

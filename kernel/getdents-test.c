@@ -9,8 +9,9 @@
  * reserved SQE byte and for offsets ->llseek refuses, -ENOTDIR, -EFAULT,
  * IORING_CQE_F_DIR_EOF on exactly the last read, a directory changed
  * between reads, which requests complete inline rather than in io-wq (no
- * io-wq worker is ever created for them), one IN_ACCESS event per read,
- * and on ext4 the width of d_off: kernel/test-vm also builds this file as
+ * io-wq worker is ever created for them), one IN_ACCESS event per read, a
+ * read that reaches the end equal to getdents64(2)'s (records, last d_off,
+ * file position, IN_ACCESS events), and on ext4 the width of d_off: kernel/test-vm also builds this file as
  * a static i386 program, whose positions must be 32-bit ones in io-wq too.
  * Readdirplus (IORING_GETDENTS_PLUS): every record against statx(2) of its
  * name, inline and in io-wq, a mount on an entry, the record layout, small
@@ -704,9 +705,8 @@ static int access_events(int in, int wd)
 
 /*
  * Every read fires fsnotify_access() once: each getdents64(2) call, and
- * each GETDENTS request, also one whose records reach the end and that the
- * kernel therefore iterates twice to set IORING_CQE_F_DIR_EOF. The parent
- * is watched too: inotify merges an event with an identical one queued
+ * each GETDENTS request, also one whose records reach the end and that
+ * carries IORING_CQE_F_DIR_EOF. The parent is watched too: inotify merges an event with an identical one queued
  * right before it, and the parent's event in between keeps them apart.
  */
 static int test_access_events_once_per_read(void)
@@ -760,6 +760,70 @@ static int test_access_events_once_per_read(void)
 	}
 	close(in);
 	close(dfd);
+	return 0;
+}
+
+/*
+ * A GETDENTS read that reaches the end (IORING_CQE_F_DIR_EOF) is the
+ * getdents64(2) call of the same size from the same position, to the byte:
+ * the same records, the same d_off on the last one, the same file position
+ * afterwards and as many IN_ACCESS events. Learning the end must not cost
+ * the directory another iteration, which on some filesystems moves the
+ * position past its end marker or notifies the access again. The sizes
+ * give XFS a shortform, a block and a leaf directory, and ext4 one block
+ * and an htree.
+ */
+static int test_end_read_as_getdents64(void)
+{
+	static char want[1 << 16], got[1 << 16];
+	static const int sizes[] = { 0, 10, 300 };
+	char name[32], path[PATH_MAX + 48];
+	unsigned int flags;
+	int i, dfd, in, wd, n64, n, ev64, ev;
+	off_t pos64, pos;
+
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (in < 0)
+		return fail("inotify_init1: %s", strerror(errno));
+	/* The parent's events keep two of the directory's from merging. */
+	if (inotify_add_watch(in, base, IN_ACCESS) < 0)
+		return fail("inotify_add_watch: %s", strerror(errno));
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "as-getdents64-%d", sizes[i]);
+		if (make_dir(name, sizes[i], &dfd))
+			return 1;
+		snprintf(path, sizeof(path), "%s/%s", base, name);
+		wd = inotify_add_watch(in, path, IN_ACCESS);
+		if (wd < 0)
+			return fail("inotify_add_watch: %s", strerror(errno));
+		access_events(in, wd);
+		n64 = syscall(__NR_getdents64, dfd, want, sizeof(want));
+		ev64 = access_events(in, wd);
+		pos64 = lseek(dfd, 0, SEEK_CUR);
+		if (n64 <= 0 || pos64 < 0 || lseek(dfd, 0, SEEK_SET) != 0)
+			return fail("%s: getdents64 %d, position %lld", name, n64,
+				    (long long)pos64);
+		access_events(in, wd);
+		prep_getdents(get_sqe(&ring), dfd, got, sizeof(got), -1, 1);
+		n = submit_one_flags(&ring, &flags);
+		ev = access_events(in, wd);
+		pos = lseek(dfd, 0, SEEK_CUR);
+		if (n != n64 || memcmp(got, want, n64))
+			return fail("%s: GETDENTS gave %d bytes, getdents64 %d%s", name,
+				    n, n64, n == n64 ? ", not the same" : "");
+		if (!(flags & IORING_CQE_F_DIR_EOF))
+			return fail("%s: read to the end without the flag (0x%x)", name,
+				    flags);
+		if (pos != pos64)
+			return fail("%s: position %lld after GETDENTS, %lld after getdents64",
+				    name, (long long)pos, (long long)pos64);
+		if (ev != ev64 || ev != 1)
+			return fail("%s: %d IN_ACCESS events from GETDENTS, %d from getdents64",
+				    name, ev, ev64);
+		inotify_rm_watch(in, wd);
+		close(dfd);
+	}
+	close(in);
 	return 0;
 }
 
@@ -1636,6 +1700,7 @@ int main(void)
 		{ "changed_between_reads", test_changed_between_reads },
 		{ "inline_completion", test_inline_completion },
 		{ "access_events_once_per_read", test_access_events_once_per_read },
+		{ "end_read_as_getdents64", test_end_read_as_getdents64 },
 		{ "d_off_width", test_d_off_width },
 		{ "plus_matches_statx", test_plus_matches_statx },
 		{ "plus_dcache", test_plus_dcache },
