@@ -12,9 +12,10 @@
 //! its last subdirectory is done, and nothing of it is kept afterwards.
 //!
 //! A hard-linked inode (not a directory) whose names sit in several
-//! directories is counted once, in the directory of the name GNU du meets
-//! first ([`ListingOrder`]): the same on every run, whatever order the
-//! workers met the names in. Those inodes are settled at the end of the
+//! directories is counted once, in the directory of its name whose path
+//! sorts first (bytewise): the same on every run, whatever order the
+//! workers met the names in (GNU du takes the first it reads, which
+//! depends on the directories' order). Those inodes are settled at the end of the
 //! walk, which holds back the directories that hold their names (and so
 //! their ancestors) until then.
 
@@ -90,8 +91,8 @@ pub trait DirVisitor: Send + Sync {
 
     /// An entry that is not a directory, no deeper than
     /// [`files_to`](Self::files_to), with its sizes: before its directory.
-    /// A hard-linked inode comes once, under the name GNU du meets first
-    /// ([`ListingOrder`]; where the breakdown counts it), at the end of the walk;
+    /// A hard-linked inode comes once, under the name whose path sorts
+    /// first (where the breakdown counts it), at the end of the walk;
     /// with `count_links`, under each name.
     fn file(&self, file: &FileTotals<'_>) {
         let _ = file;
@@ -219,7 +220,7 @@ struct LinkNames {
     /// names (a further name counted from `d_ino` may come first: see
     /// [`Breakdown::link_known`]).
     sizes: Option<LinkStat>,
-    /// The name du meets first ([`ListingOrder`]): its path, directory
+    /// The name whose path sorts first (bytewise): its path, directory
     /// and place there.
     first: (Vec<u8>, Arc<DirNode>, Place),
     /// The directory of each name (each holds back one part of it).
@@ -278,10 +279,7 @@ impl Breakdown {
         self.name(key, None, (dir, place), path);
     }
 
-    /// A name at `place` of `dir`. The first name is decided as the names
-    /// come, by the inode-order rule of each directory as far as it is
-    /// known then (a directory of more than 10 000 entries still being
-    /// read compares its names by their place in the listing).
+    /// A name at `place` of `dir`.
     fn name(
         &self,
         key: FileId,
@@ -299,8 +297,7 @@ impl Breakdown {
         });
         names.sizes = names.sizes.or(sizes);
         names.holders.push(Arc::clone(dir));
-        let (_, first_dir, first_place) = &names.first;
-        if ListingOrder::file(dir, place) < ListingOrder::file(first_dir, *first_place) {
+        if path < names.first.0.as_slice() {
             names.first = (path.to_owned(), Arc::clone(dir), place);
         }
     }
