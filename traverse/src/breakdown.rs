@@ -15,9 +15,9 @@
 //! directories is counted once, in the directory of its name whose path
 //! sorts first (bytewise): the same on every run, whatever order the
 //! workers met the names in (GNU du takes the first it reads, which
-//! depends on the directories' order). Those inodes are settled at the end of the
-//! walk, which holds back the directories that hold their names (and so
-//! their ancestors) until then.
+//! depends on the directories' order). Those inodes are settled at the
+//! end of the walk, which holds back the directories that hold their
+//! names (and so their ancestors) until then.
 
 use std::cell::RefCell;
 use std::collections::HashSet;

@@ -64,6 +64,16 @@ pub(crate) struct Place {
     pub ino: u64,
 }
 
+impl Place {
+    /// The place of the next entry read, whose `d_ino` is `ino`: the
+    /// `*seq`th of its listing (`*seq` counts it).
+    pub fn next(seq: &mut u32, ino: u64) -> Place {
+        let place = Place { seq: *seq, ino };
+        *seq = seq.wrapping_add(1);
+        place
+    }
+}
+
 /// Largest directory (`st_size`) taken for a small one by [`small_leaf`]:
 /// one block on ext4 and XFS, a hundred names or two (tmpfs counts 20
 /// bytes a name).
@@ -263,17 +273,15 @@ pub(crate) struct Ent {
 
 impl Ent {
     /// Appends `name` (which holds no NUL: it comes from a C string) to
-    /// `names` and returns the entry that refers to it, the `*seq`th of its
-    /// directory's listing (`*seq` counts it).
-    pub fn push(names: &mut Vec<u8>, ino: u64, name: &[u8], d_type: u8, seq: &mut u32) -> Ent {
+    /// `names` and returns the entry at `place` that refers to it.
+    pub fn push(names: &mut Vec<u8>, place: Place, name: &[u8], d_type: u8) -> Ent {
         let ent = Ent {
-            ino,
+            ino: place.ino,
             start: names.len(),
             len: u32::try_from(name.len()).expect("a name shorter than 4 GiB"),
-            seq: *seq,
+            seq: place.seq,
             d_type,
         };
-        *seq = seq.wrapping_add(1);
         names.extend_from_slice(name);
         names.push(0);
         ent
@@ -300,7 +308,7 @@ impl Ent {
 }
 
 /// Appends the records of one getdents buffer (but "." and "..") to
-/// `names`/`ents`, numbered from `*seq` on ([`Ent::push`]), up to a
+/// `names`/`ents`, numbered from `*seq` on ([`Place::next`]), up to a
 /// record that does not parse (its error); returns
 /// the last record's `d_off` (`None` for an empty buffer). Every plain
 /// read of both parallel engines parses here, so they see the same
@@ -320,10 +328,9 @@ pub(crate) fn push_entries(
         }
         ents.push(Ent::push(
             names,
-            entry.ino(),
+            Place::next(seq, entry.ino()),
             entry.name_bytes(),
             entry.d_type(),
-            seq,
         ));
     }
     Ok(offset)
@@ -371,7 +378,10 @@ mod tests {
             .iter()
             .map(|&len| {
                 let name = vec![b'n'; len];
-                (Ent::push(&mut names, 7, &name, libc::DT_REG, &mut 0), name)
+                (
+                    Ent::push(&mut names, Place::next(&mut 0, 7), &name, libc::DT_REG),
+                    name,
+                )
             })
             .collect();
         for (ent, name) in &ents {

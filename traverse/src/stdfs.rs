@@ -117,11 +117,7 @@ fn read_window(
             Some(Ok(entry)) => {
                 let name = entry.file_name();
                 name_bytes += name.len();
-                let place = Place {
-                    seq: *seq,
-                    ino: entry.ino(),
-                };
-                *seq = seq.wrapping_add(1);
+                let place = Place::next(seq, entry.ino());
                 entries.push((entry, name, place));
             }
             Some(Err(cause)) => {

@@ -155,11 +155,7 @@ async fn read_dir(
                 Ok(Some(entry)) => {
                     let name = entry.file_name();
                     name_bytes += name.len();
-                    let place = Place {
-                        seq,
-                        ino: entry.ino(),
-                    };
-                    seq = seq.wrapping_add(1);
+                    let place = Place::next(&mut seq, entry.ino());
                     entries.push((entry, name, place));
                 }
                 Ok(None) => ended = true,

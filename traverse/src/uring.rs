@@ -191,7 +191,7 @@ struct Reading {
     /// are counted as their records are parsed, [`Walker::count_plus`]).
     names: Vec<u8>,
     ents: Vec<Ent>,
-    /// The place in the listing of the next entry read ([`Ent::push`]).
+    /// The place in the listing of the next entry read ([`crate::node::Place::next`]).
     seq: u32,
     /// How this directory's reads ask for readdirplus
     /// ([`Walker::wants_plus`]).

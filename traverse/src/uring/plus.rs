@@ -42,8 +42,7 @@ impl<'p> Walker<'p> {
                 return Ok(());
             }
             let (name, ino, d_type) = (plus.name_bytes(), plus.ino(), plus.d_type());
-            let place = Place { seq, ino };
-            seq = seq.wrapping_add(1);
+            let place = Place::next(&mut seq, ino);
             let st = match shared.step((&dir, fd.as_fd()), name, ino, d_type, defer_dirs, known) {
                 Step::Skip => return Ok(()),
                 Step::Known(key) => {
@@ -58,8 +57,7 @@ impl<'p> Walker<'p> {
                     Ok(stx) => Some(Stat::from_statx(&stx)),
                     Err(e) if e.raw_os_error() == Some(NOT_LOOKED_UP) => {
                         missed = true;
-                        let mut at = place.seq;
-                        ents.push(Ent::push(&mut names, ino, name, d_type, &mut at));
+                        ents.push(Ent::push(&mut names, place, name, d_type));
                         return Ok(());
                     }
                     Err(cause) => {
