@@ -258,30 +258,6 @@ static struct ring ring;
 static char base[4096];
 static char mnt[4200];
 
-/* Mounts the server's filesystem on base/fuse; its pid to *server. */
-static int mount_fuse(pid_t *server)
-{
-	char opts[128];
-	int fd;
-
-	memset(sh, 0, sizeof(*sh));
-	snprintf(mnt, sizeof(mnt), "%s/fuse", base);
-	if (mkdir(mnt, 0755))
-		return fail("mkdir: errno %ld", errno, 0);
-	fd = open("/dev/fuse", O_RDWR);
-	if (fd < 0)
-		return fail("open /dev/fuse: errno %ld", errno, 0);
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0",
-		 fd);
-	if (mount("cancel-test", mnt, "fuse", MS_NOSUID | MS_NODEV, opts))
-		return fail("mount fuse: errno %ld", errno, 0);
-	*server = fork();
-	if (*server == 0)
-		serve(fd);
-	close(fd);
-	return 0;
-}
-
 static void unmount_fuse(pid_t server)
 {
 	umount2(mnt, MNT_DETACH);
@@ -290,22 +266,57 @@ static void unmount_fuse(pid_t server)
 	rmdir(mnt);
 }
 
+/*
+ * Mounts the server's filesystem on base/fuse (its pid to *server) and
+ * opens its root: the descriptor, or -1 with the failure recorded and
+ * nothing left mounted.
+ */
+static int open_fuse_dir(pid_t *server)
+{
+	char opts[128];
+	int fd, dfd;
+
+	memset(sh, 0, sizeof(*sh));
+	snprintf(mnt, sizeof(mnt), "%s/fuse", base);
+	if (mkdir(mnt, 0755)) {
+		fail("mkdir: errno %ld", errno, 0);
+		return -1;
+	}
+	fd = open("/dev/fuse", O_RDWR);
+	if (fd < 0) {
+		fail("open /dev/fuse: errno %ld", errno, 0);
+		return -1;
+	}
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0",
+		 fd);
+	if (mount("cancel-test", mnt, "fuse", MS_NOSUID | MS_NODEV, opts)) {
+		fail("mount fuse: errno %ld", errno, 0);
+		return -1;
+	}
+	*server = fork();
+	if (*server == 0)
+		serve(fd);
+	close(fd);
+	dfd = open(mnt, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		fail("open the FUSE directory: errno %ld", errno, 0);
+		unmount_fuse(*server);
+	}
+	return dfd;
+}
+
 static int test_cancel_between_lookups(void)
 {
 	static char buf[BUF_LEN];
 	struct io_uring_cqe cqe, read_cqe;
 	struct io_uring_sqe *sqe;
 	uint64_t seen = 0;
-	int dfd = -1, records, got_read = 0, ret = 0;
+	int dfd, records, got_read = 0, ret = 0;
 	pid_t server;
 
-	if (mount_fuse(&server))
+	dfd = open_fuse_dir(&server);
+	if (dfd < 0)
 		return 1;
-	dfd = open(mnt, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0) {
-		ret = fail("open the FUSE directory: errno %ld", errno, 0);
-		goto out;
-	}
 	/* FUSE reads directories in io-wq; the server holds the 2nd LOOKUP. */
 	prep_plus(get_sqe(&ring), dfd, buf, sizeof(buf));
 	if (ring_enter(&ring, 1, 0, 0) != 1) {
@@ -359,8 +370,7 @@ static int test_cancel_between_lookups(void)
 			   NAMES);
 out:
 	__atomic_store_n(&sh->release, 1, __ATOMIC_RELEASE);
-	if (dfd >= 0)
-		close(dfd);
+	close(dfd);
 	unmount_fuse(server);
 	return ret;
 }
@@ -380,13 +390,9 @@ static int test_one_readdir_per_read(void)
 	int dfd, ret = 0;
 	pid_t server;
 
-	if (mount_fuse(&server))
+	dfd = open_fuse_dir(&server);
+	if (dfd < 0)
 		return 1;
-	dfd = open(mnt, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0) {
-		ret = fail("open the FUSE directory: errno %ld", errno, 0);
-		goto out;
-	}
 	n64 = syscall(SYS_getdents64, dfd, want, sizeof(want));
 	r64 = __atomic_load_n(&sh->readdirs, __ATOMIC_ACQUIRE);
 	pos64 = lseek(dfd, 0, SEEK_CUR);
@@ -419,8 +425,7 @@ static int test_one_readdir_per_read(void)
 	else if ((n64 = syscall(SYS_getdents64, dfd, want, sizeof(want))) != 0)
 		ret = fail("the next read gave %ld, not 0", n64, 0);
 out:
-	if (dfd >= 0)
-		close(dfd);
+	close(dfd);
 	unmount_fuse(server);
 	return ret;
 }
