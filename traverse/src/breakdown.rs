@@ -12,12 +12,11 @@
 //! its last subdirectory is done, and nothing of it is kept afterwards.
 //!
 //! A hard-linked inode (not a directory) whose names sit in several
-//! directories is counted once, in the directory of its name whose path
-//! sorts first (bytewise): the same on every run, whatever order the
-//! workers met the names in (GNU du takes the first it reads, which
-//! depends on the directories' order). Those inodes are settled at the
-//! end of the walk, which holds back the directories that hold their
-//! names (and so their ancestors) until then.
+//! directories is counted once, in the directory of the name GNU du meets
+//! first ([`ListingOrder`]): the same on every run, whatever order the
+//! workers met the names in. Those inodes are settled at the end of the
+//! walk, which holds back the directories that hold their names (and so
+//! their ancestors) until then.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -32,7 +31,7 @@ use crate::file_totals::FileTotals;
 use crate::links::{shard_of, SHARDS};
 use crate::listing_order::ListingOrder;
 use crate::ncdu_tree::NcduDir;
-use crate::node::{DirNode, Place};
+use crate::node::{DirNode, ListingPlace};
 use crate::sys::{FileId, Stat};
 use crate::tally::lock;
 use crate::timestamp::Timestamp;
@@ -91,8 +90,8 @@ pub trait DirVisitor: Send + Sync {
 
     /// An entry that is not a directory, no deeper than
     /// [`files_to`](Self::files_to), with its sizes: before its directory.
-    /// A hard-linked inode comes once, under the name whose path sorts
-    /// first (where the breakdown counts it), at the end of the walk;
+    /// A hard-linked inode comes once, under the name GNU du meets first
+    /// ([`ListingOrder`]; where the breakdown counts it), at the end of the walk;
     /// with `count_links`, under each name.
     fn file(&self, file: &FileTotals<'_>) {
         let _ = file;
@@ -220,9 +219,9 @@ struct LinkNames {
     /// names (a further name counted from `d_ino` may come first: see
     /// [`Breakdown::link_known`]).
     sizes: Option<LinkStat>,
-    /// The name whose path sorts first (bytewise): its path, directory
+    /// The name du meets first ([`ListingOrder`]): its path, directory
     /// and place there.
-    first: (Vec<u8>, Arc<DirNode>, Place),
+    first: (Vec<u8>, Arc<DirNode>, ListingPlace),
     /// The directory of each name (each holds back one part of it).
     holders: Vec<Arc<DirNode>>,
 }
@@ -262,7 +261,7 @@ impl Breakdown {
     /// the inode is settled.
     pub fn link(
         &self,
-        (dir, place): (&Arc<DirNode>, Place),
+        (dir, place): (&Arc<DirNode>, ListingPlace),
         path: &[u8],
         st: &Stat,
         time: Option<Timestamp>,
@@ -275,16 +274,24 @@ impl Breakdown {
     /// its `d_ino` without a stat: the inode's stat under another name
     /// gives its sizes (in the registry already, or soon: another worker
     /// may still be on its way from the stat to [`link`](Self::link)).
-    pub fn link_known(&self, (dir, place): (&Arc<DirNode>, Place), path: &[u8], key: FileId) {
+    pub fn link_known(
+        &self,
+        (dir, place): (&Arc<DirNode>, ListingPlace),
+        path: &[u8],
+        key: FileId,
+    ) {
         self.name(key, None, (dir, place), path);
     }
 
-    /// A name at `place` of `dir`.
+    /// A name at `place` of `dir`. The first name is decided as the names
+    /// come, by the inode-order rule of each directory as far as it is
+    /// known then (a directory of more than 10 000 entries still being
+    /// read compares its names by their place in the listing).
     fn name(
         &self,
         key: FileId,
         sizes: Option<LinkStat>,
-        (dir, place): (&Arc<DirNode>, Place),
+        (dir, place): (&Arc<DirNode>, ListingPlace),
         path: &[u8],
     ) {
         let tally = dir.tally().expect("a breakdown tallies every directory");
@@ -297,7 +304,8 @@ impl Breakdown {
         });
         names.sizes = names.sizes.or(sizes);
         names.holders.push(Arc::clone(dir));
-        if path < names.first.0.as_slice() {
+        let (_, first_dir, first_place) = &names.first;
+        if ListingOrder::file(dir, place) < ListingOrder::file(first_dir, *first_place) {
             names.first = (path.to_owned(), Arc::clone(dir), place);
         }
     }

@@ -176,10 +176,14 @@ mod tests {
     use std::os::unix::ffi::OsStrExt;
 
     use super::*;
-    use crate::node::{test_root as root, Place};
+    use crate::node::{test_root as root, ListingPlace};
 
     fn child(parent: &Arc<DirNode>, name: &str) -> Arc<DirNode> {
-        DirNode::child(parent, &CString::new(name).unwrap(), Place::default())
+        DirNode::child(
+            parent,
+            &CString::new(name).unwrap(),
+            ListingPlace::default(),
+        )
     }
 
     #[test]

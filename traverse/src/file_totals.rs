@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::listing_order::ListingOrder;
-use crate::node::{DirNode, Place};
+use crate::node::{DirNode, ListingPlace};
 use crate::timestamp::Timestamp;
 use crate::totals::Totals;
 
@@ -40,7 +40,7 @@ pub struct FileTotals<'a> {
     totals: Totals,
     /// Its directory and its place in it.
     dir: &'a Arc<DirNode>,
-    place: Place,
+    place: ListingPlace,
 }
 
 impl<'a> FileTotals<'a> {
@@ -49,7 +49,7 @@ impl<'a> FileTotals<'a> {
     /// `st_blocks`) and the time the walk keeps, if it keeps one.
     pub(crate) fn new(
         path: &'a [u8],
-        (dir, place): (&'a Arc<DirNode>, Place),
+        (dir, place): (&'a Arc<DirNode>, ListingPlace),
         mode: u32,
         (size, blocks): (u64, u64),
         time: Option<Timestamp>,

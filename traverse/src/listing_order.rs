@@ -4,14 +4,14 @@
 //! batches of 100 000 entries and sorts a batch of more than 10 000 by
 //! inode number (on the filesystems where that helps: not tmpfs, NFS nor
 //! CIFS). The walk records each entry's place in its listing
-//! ([`crate::node::Place`]) and each large directory's rule
+//! ([`crate::node::ListingPlace`]) and each large directory's rule
 //! ([`sorts_by_inode`]); [`ListingOrder`] compares two entries by them.
 
 use std::cmp::Ordering;
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
-use crate::node::{DirNode, Place};
+use crate::node::{DirNode, ListingPlace};
 
 /// fts sorts a batch of more than this many entries by inode number
 /// (gnulib's `_FTS_INODE_SORT_DIR_ENTRIES_THRESHOLD`).
@@ -64,14 +64,14 @@ pub(crate) fn sorts_by_inode(entries: u64, fd: BorrowedFd<'_>) -> bool {
 pub struct ListingOrder {
     dir: Arc<DirNode>,
     /// For a file: its place in `dir`; for a directory, `None` (it is `dir`).
-    file: Option<Place>,
+    file: Option<ListingPlace>,
 }
 
 /// One step of a chain of entries: a directory, or a file in one.
 #[derive(Clone, Copy)]
 enum Step<'a> {
     Dir(&'a DirNode),
-    File(&'a DirNode, Place),
+    File(&'a DirNode, ListingPlace),
 }
 
 impl<'a> Step<'a> {
@@ -98,7 +98,7 @@ impl<'a> Step<'a> {
         }
     }
 
-    fn place(self) -> Place {
+    fn place(self) -> ListingPlace {
         match self {
             Step::Dir(d) => d.place(),
             Step::File(_, place) => place,
@@ -106,16 +106,82 @@ impl<'a> Step<'a> {
     }
 }
 
-/// How fts orders two entries of a directory whose
-/// [`DirNode::inode_sorted`] is `entries`: batch by batch, each in inode
-/// order if it has more than 10 000 entries where fts sorts.
-fn siblings(entries: u64, a: Place, b: Place) -> Ordering {
-    let (batch_a, batch_b) = (u64::from(a.seq) / BATCH, u64::from(b.seq) / BATCH);
-    let sorted = entries.saturating_sub(batch_a * BATCH).min(BATCH) > INODE_SORT_ABOVE;
-    if batch_a != batch_b || !sorted {
-        return (batch_a, a.seq).cmp(&(batch_b, b.seq));
+/// How GNU du orders the entries of one directory: as `getdents64` listed
+/// them, except that fts reads a directory 100 000 entries at a time and
+/// sorts a batch of more than 10 000 by inode number where that helps
+/// (not on tmpfs, NFS nor CIFS). Together with each entry's
+/// [`ListingPlace`] it gives a key per entry, so that a program that keeps
+/// entries apart from the walk (sent between processes, say) can still
+/// put them in du's order: [`key`](Self::key) per level of a path,
+/// compared level by level from the root.
+///
+/// ```
+/// use traverse::{Event, ListingRule, WalkBuilder};
+///
+/// let dir = tempfile::tempdir()?;
+/// for name in ["x", "y", "z"] {
+///     std::fs::write(dir.path().join(name), b"")?;
+/// }
+/// let mut keyed = Vec::new();
+/// WalkBuilder::new().list(true).min_depth(1).build().run_with(dir.path(), |event| {
+///     if let Event::Entry(e) = event {
+///         let key = ListingRule::AS_LISTED.key(e.listing_place().unwrap());
+///         keyed.push((key, e.path().to_owned()));
+///     }
+/// });
+/// keyed.sort();
+/// // As getdents64 lists the directory.
+/// let listed: Vec<_> = std::fs::read_dir(dir.path())?.map(|e| e.unwrap().path()).collect();
+/// assert_eq!(keyed.into_iter().map(|(_, p)| p).collect::<Vec<_>>(), listed);
+/// # Ok::<_, std::io::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListingRule {
+    /// The directory's entry count when du sorts some of them by inode;
+    /// 0 when it takes them as listed.
+    sorted_entries: u64,
+}
+
+impl ListingRule {
+    /// Entries as listed: a directory of at most 10 000 entries, or one on
+    /// tmpfs, NFS or CIFS.
+    pub const AS_LISTED: ListingRule = ListingRule { sorted_entries: 0 };
+
+    /// The rule of the directory open as `dir`, which lists `entries`
+    /// entries (`.` and `..` left out). Only a directory of more than
+    /// 10 000 entries costs a system call (`fstatfs`).
+    pub fn of(entries: u64, dir: BorrowedFd<'_>) -> ListingRule {
+        ListingRule {
+            sorted_entries: if sorts_by_inode(entries, dir) {
+                entries
+            } else {
+                0
+            },
+        }
     }
-    (a.ino, a.seq).cmp(&(b.ino, b.seq))
+
+    /// The key of the entry at `place` among its siblings: du takes a
+    /// directory's entries in the order of their keys (batch, then inode
+    /// number in a sorted batch, then place in the listing).
+    pub fn key(self, place: ListingPlace) -> u128 {
+        let batch = u64::from(place.seq) / BATCH;
+        let in_batch = self.sorted_entries.saturating_sub(batch * BATCH).min(BATCH);
+        let ino = if in_batch > INODE_SORT_ABOVE {
+            place.ino
+        } else {
+            0
+        };
+        (u128::from(batch) << 96) | (u128::from(ino) << 32) | u128::from(place.seq)
+    }
+}
+
+/// How fts orders two entries of a directory whose
+/// [`DirNode::inode_sorted`] is `entries`.
+fn siblings(entries: u64, a: ListingPlace, b: ListingPlace) -> Ordering {
+    let rule = ListingRule {
+        sorted_entries: entries,
+    };
+    rule.key(a).cmp(&rule.key(b))
 }
 
 impl ListingOrder {
@@ -126,7 +192,7 @@ impl ListingOrder {
         }
     }
 
-    pub(crate) fn file(dir: &Arc<DirNode>, place: Place) -> ListingOrder {
+    pub(crate) fn file(dir: &Arc<DirNode>, place: ListingPlace) -> ListingOrder {
         ListingOrder {
             dir: Arc::clone(dir),
             file: Some(place),
@@ -187,8 +253,8 @@ impl Eq for ListingOrder {}
 mod tests {
     use super::*;
 
-    fn at(seq: u32, ino: u64) -> Place {
-        Place { seq, ino }
+    fn at(seq: u32, ino: u64) -> ListingPlace {
+        ListingPlace { seq, ino }
     }
 
     /// The batches of a 100 050-entry directory: the first (100 000) by

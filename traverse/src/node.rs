@@ -49,7 +49,7 @@ pub(crate) struct DirNode {
     /// With ignore rules: its own, read when first asked for.
     ignore: OnceLock<Box<DirRules>>,
     /// Where its entry came in its parent's listing (the root's is unused).
-    place: Place,
+    place: ListingPlace,
     /// Once it is read whole: how many entries it has, where `du` would
     /// sort some of them by inode ([`crate::listing_order`]); else 0.
     inode_sorted: AtomicU64,
@@ -57,18 +57,49 @@ pub(crate) struct DirNode {
 
 /// Where an entry came in its directory's listing: its position in the
 /// order `getdents64` gave (`.` and `..` left out), and its `d_ino`. What
-/// `du`'s output order is made of ([`crate::ListingOrder`]).
+/// `du`'s output order is made of ([`crate::ListingOrder`],
+/// [`crate::ListingRule`]); a listed entry has it
+/// ([`Entry::listing_place`](crate::Entry::listing_place)).
+///
+/// ```
+/// use traverse::{Event, WalkBuilder};
+///
+/// let dir = tempfile::tempdir()?;
+/// for name in ["a", "b", "c"] {
+///     std::fs::write(dir.path().join(name), b"")?;
+/// }
+/// let mut seqs = Vec::new();
+/// WalkBuilder::new().list(true).build().run_with(dir.path(), |event| {
+///     if let Event::Entry(e) = event {
+///         seqs.extend(e.listing_place().map(|p| p.seq()));
+///     }
+/// });
+/// seqs.sort();
+/// assert_eq!(seqs, [0, 1, 2]);
+/// # Ok::<_, std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Place {
-    pub seq: u32,
-    pub ino: u64,
+pub struct ListingPlace {
+    pub(crate) seq: u32,
+    pub(crate) ino: u64,
 }
 
-impl Place {
+impl ListingPlace {
+    /// Its position in the listing: 0 for the first entry `getdents64`
+    /// gave, not counting `.` and `..`.
+    pub fn seq(self) -> u32 {
+        self.seq
+    }
+
+    /// The entry's `d_ino`.
+    pub fn ino(self) -> u64 {
+        self.ino
+    }
+
     /// The place of the next entry read, whose `d_ino` is `ino`: the
     /// `*seq`th of its listing (`*seq` counts it).
-    pub fn next(seq: &mut u32, ino: u64) -> Place {
-        let place = Place { seq: *seq, ino };
+    pub(crate) fn next(seq: &mut u32, ino: u64) -> ListingPlace {
+        let place = ListingPlace { seq: *seq, ino };
         *seq = seq.wrapping_add(1);
         place
     }
@@ -102,14 +133,14 @@ impl DirNode {
             tally: tally.map(Box::new),
             small_leaf: false,
             ignore: OnceLock::new(),
-            place: Place::default(),
+            place: ListingPlace::default(),
             inode_sorted: AtomicU64::new(0),
         })
     }
 
     /// A subdirectory `name` of `parent`, at `place` in its listing, not
     /// stat'ed yet.
-    pub fn child(parent: &Arc<DirNode>, name: &CStr, place: Place) -> Arc<DirNode> {
+    pub fn child(parent: &Arc<DirNode>, name: &CStr, place: ListingPlace) -> Arc<DirNode> {
         DirNode::child_with_stat(parent, name, None, place)
     }
 
@@ -120,7 +151,7 @@ impl DirNode {
         parent: &Arc<DirNode>,
         name: &CStr,
         st: Option<&Stat>,
-        place: Place,
+        place: ListingPlace,
     ) -> Arc<DirNode> {
         let tally = parent.tally.as_ref().map(|pt| {
             pt.hold();
@@ -194,7 +225,7 @@ impl DirNode {
     }
 
     /// Where its entry came in its parent's listing.
-    pub fn place(&self) -> Place {
+    pub fn place(&self) -> ListingPlace {
         self.place
     }
 
@@ -266,7 +297,7 @@ pub(crate) struct Ent {
     /// below 4 GiB (FUSE allows names of up to 1 024 bytes, ntfs-3g gives
     /// up to 765).
     len: u32,
-    /// Its position in the directory's listing ([`Place`]).
+    /// Its position in the directory's listing ([`ListingPlace`]).
     seq: u32,
     pub d_type: u8,
 }
@@ -274,7 +305,7 @@ pub(crate) struct Ent {
 impl Ent {
     /// Appends `name` (which holds no NUL: it comes from a C string) to
     /// `names` and returns the entry at `place` that refers to it.
-    pub fn push(names: &mut Vec<u8>, place: Place, name: &[u8], d_type: u8) -> Ent {
+    pub fn push(names: &mut Vec<u8>, place: ListingPlace, name: &[u8], d_type: u8) -> Ent {
         let ent = Ent {
             ino: place.ino,
             start: names.len(),
@@ -288,8 +319,8 @@ impl Ent {
     }
 
     /// Where it came in its directory's listing.
-    pub fn place(&self) -> Place {
-        Place {
+    pub fn place(&self) -> ListingPlace {
+        ListingPlace {
             seq: self.seq,
             ino: self.ino,
         }
@@ -308,7 +339,7 @@ impl Ent {
 }
 
 /// Appends the records of one getdents buffer (but "." and "..") to
-/// `names`/`ents`, numbered from `*seq` on ([`Place::next`]), up to a
+/// `names`/`ents`, numbered from `*seq` on ([`ListingPlace::next`]), up to a
 /// record that does not parse (its error); returns
 /// the last record's `d_off` (`None` for an empty buffer). Every plain
 /// read of both parallel engines parses here, so they see the same
@@ -328,7 +359,7 @@ pub(crate) fn push_entries(
         }
         ents.push(Ent::push(
             names,
-            Place::next(seq, entry.ino()),
+            ListingPlace::next(seq, entry.ino()),
             entry.name_bytes(),
             entry.d_type(),
         ));
@@ -357,7 +388,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut node = test_root(tmp.path());
         for _ in 0..200_000 {
-            node = DirNode::child(&node, c"d", Place::default());
+            node = DirNode::child(&node, c"d", ListingPlace::default());
         }
         // A thread with a small stack: a recursive drop would need far more.
         std::thread::Builder::new()
@@ -379,7 +410,12 @@ mod tests {
             .map(|&len| {
                 let name = vec![b'n'; len];
                 (
-                    Ent::push(&mut names, Place::next(&mut 0, 7), &name, libc::DT_REG),
+                    Ent::push(
+                        &mut names,
+                        ListingPlace::next(&mut 0, 7),
+                        &name,
+                        libc::DT_REG,
+                    ),
                     name,
                 )
             })

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use io_uring_getdents::dirent::FileType;
 use rustc_hash::FxHashMap;
 
-use crate::node::DirNode;
+use crate::node::{DirNode, ListingPlace};
 use crate::sys::Stat;
 use crate::visit::{Entry, Visitor};
 
@@ -60,6 +60,7 @@ struct Held {
     stat: Option<Stat>,
     /// A symbolic link the walk followed.
     followed: bool,
+    place: Option<ListingPlace>,
 }
 
 impl Held {
@@ -73,12 +74,15 @@ impl Held {
             depth: entry.depth(),
             stat: st.copied(),
             followed: entry.link_followed(),
+            place: entry.listing_place(),
         }
     }
 
     fn entry(&self) -> Entry<'_> {
         let path = Path::new(OsStr::from_bytes(&self.path));
-        let entry = Entry::new(path, self.file_type, self.depth).followed(self.followed);
+        let entry = Entry::new(path, self.file_type, self.depth)
+            .followed(self.followed)
+            .at(self.place);
         entry.with_stat(self.stat.as_ref())
     }
 }

@@ -20,7 +20,7 @@ use io_uring_getdents::dirent::FileType;
 
 use crate::engine::{window_full, Shared, Worker};
 use crate::error::Op;
-use crate::node::{Cursor, DirNode, Place};
+use crate::node::{Cursor, DirNode, ListingPlace};
 use crate::sys::Stat;
 use crate::totals::Accumulator;
 use crate::visit::VisitorBuilder;
@@ -104,7 +104,7 @@ fn read_window(
     worker: &mut Worker<'_>,
     shared: &Shared,
     read: &mut ReadDir,
-    entries: &mut Vec<(DirEntry, OsString, Place)>,
+    entries: &mut Vec<(DirEntry, OsString, ListingPlace)>,
     seq: &mut u32,
 ) -> bool {
     let mut name_bytes = 0;
@@ -117,7 +117,7 @@ fn read_window(
             Some(Ok(entry)) => {
                 let name = entry.file_name();
                 name_bytes += name.len();
-                let place = Place::next(seq, entry.ino());
+                let place = ListingPlace::next(seq, entry.ino());
                 entries.push((entry, name, place));
             }
             Some(Err(cause)) => {
@@ -138,7 +138,7 @@ pub(crate) fn walk(
     let mut worker = Worker::new(shared, visitors.build());
     let mut cursor = Cursor::default();
     let mut stack = vec![root];
-    let mut entries: Vec<(DirEntry, OsString, Place)> = Vec::new();
+    let mut entries: Vec<(DirEntry, OsString, ListingPlace)> = Vec::new();
     while let Some(dir) = stack.pop() {
         if shared.interrupted() {
             break;

@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 
 use crate::engine::{window_full, Shared, Worker};
 use crate::error::{Error, Op};
-use crate::node::{Cursor, DirNode, Place};
+use crate::node::{Cursor, DirNode, ListingPlace};
 use crate::stdfs::{c_name, open_proc, proc_path, stat_by_statx};
 use crate::sys::{self, Stat};
 use crate::totals::Accumulator;
@@ -155,7 +155,7 @@ async fn read_dir(
                 Ok(Some(entry)) => {
                     let name = entry.file_name();
                     name_bytes += name.len();
-                    let place = Place::next(&mut seq, entry.ino());
+                    let place = ListingPlace::next(&mut seq, entry.ino());
                     entries.push((entry, name, place));
                 }
                 Ok(None) => ended = true,
@@ -225,8 +225,16 @@ async fn read_dir(
 
 /// What a directory task hands to the driver's visitor.
 enum Event {
-    /// Path, type, depth, metadata, whether a link was followed.
-    Visit(PathBuf, FileType, usize, Option<Metadata>, bool),
+    /// Path, type, depth, metadata, whether a link was followed, place in
+    /// the listing.
+    Visit(
+        PathBuf,
+        FileType,
+        usize,
+        Option<Metadata>,
+        bool,
+        Option<ListingPlace>,
+    ),
     Error(Error),
     /// A sorted directory's entries, which other tasks' must not split.
     Sorted(Vec<Event>),
@@ -251,6 +259,7 @@ impl Visitor for Forward {
             entry.depth(),
             entry.metadata().copied(),
             entry.link_followed(),
+            entry.listing_place(),
         );
         match &mut self.sorted {
             Some(sorted) => sorted.push(event),
@@ -276,8 +285,10 @@ impl Event {
     /// Hands the event to `visitor`.
     fn deliver(self, visitor: &mut dyn Visitor) {
         match self {
-            Event::Visit(path, file_type, depth, metadata, followed) => {
-                let entry = Entry::new(&path, file_type, depth).followed(followed);
+            Event::Visit(path, file_type, depth, metadata, followed, place) => {
+                let entry = Entry::new(&path, file_type, depth)
+                    .followed(followed)
+                    .at(place);
                 visitor.visit_entry(&entry.with_metadata(metadata));
             }
             Event::Error(err) => visitor.error(err),

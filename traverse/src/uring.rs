@@ -47,7 +47,7 @@ use crate::engine::{
 };
 use crate::error::Op;
 use crate::links::Trust;
-use crate::node::{push_entries, small_leaf, Cursor, DirNode, Ent, Place};
+use crate::node::{push_entries, small_leaf, Cursor, DirNode, Ent, ListingPlace};
 use crate::spare::Kept;
 use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;
@@ -191,7 +191,7 @@ struct Reading {
     /// are counted as their records are parsed, [`Walker::count_plus`]).
     names: Vec<u8>,
     ents: Vec<Ent>,
-    /// The place in the listing of the next entry read ([`crate::node::Place::next`]).
+    /// The place in the listing of the next entry read ([`crate::node::ListingPlace::next`]).
     seq: u32,
     /// How this directory's reads ask for readdirplus
     /// ([`Walker::wants_plus`]).

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use io_uring_getdents::dirent::FileType;
 
 use crate::error::Error;
+use crate::node::ListingPlace;
 use crate::sys::Stat;
 
 mod metadata;
@@ -126,6 +127,7 @@ pub struct Entry<'a> {
     metadata: Option<Metadata>,
     /// A symbolic link the walk followed ([`WalkBuilder::follow_links`](crate::WalkBuilder::follow_links)).
     followed: bool,
+    place: Option<ListingPlace>,
 }
 
 impl<'a> Entry<'a> {
@@ -137,7 +139,13 @@ impl<'a> Entry<'a> {
             depth,
             metadata: None,
             followed: false,
+            place: None,
         }
+    }
+
+    /// The entry at `place` in its directory's listing.
+    pub(crate) fn at(self, place: Option<ListingPlace>) -> Entry<'a> {
+        Entry { place, ..self }
     }
 
     /// The entry as a symbolic link the walk followed (`yes`): its type
@@ -180,6 +188,14 @@ impl<'a> Entry<'a> {
     /// Levels below the root: 0 for the root, 1 for its entries.
     pub fn depth(&self) -> usize {
         self.depth
+    }
+
+    /// Where the entry came in its directory's listing (the order
+    /// `getdents64` gave), in every engine: what GNU du's order is made of
+    /// ([`ListingRule`](crate::ListingRule)). `None` for the root and for
+    /// entries made with [`Entry::new`]. Example: [`ListingPlace`].
+    pub fn listing_place(&self) -> Option<ListingPlace> {
+        self.place
     }
 
     /// Whether the path is a symbolic link (walkdir's `path_is_symlink`):

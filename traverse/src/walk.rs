@@ -173,8 +173,8 @@ impl Walk {
     /// `dirs` once the totals of its subtree are final (a breakdown, as
     /// `du -d N` prints it): from the same parallel walk, with every
     /// engine. A hard-linked inode whose names sit in several directories
-    /// is counted in the directory of the name whose path sorts first
-    /// (bytewise), so two runs give the same figures; such inodes are
+    /// is counted in the directory of the name GNU du meets first
+    /// ([`ListingOrder`](crate::ListingOrder)), so two runs give the same figures; such inodes are
     /// settled at the end of the walk. No directory is handed over when
     /// the root cannot be read or the walk is interrupted before it ends.
     /// Not in listing mode ([`WalkBuilder::list`](crate::WalkBuilder::list)),

@@ -49,8 +49,8 @@ fn du(gnu: bool, dir: &Path, tz: &str, env: &[(&str, &str)], args: &[&str]) -> O
 fn sorted((code, out, err): Out) -> (i32, Vec<String>, String) {
     // Lines end with a newline, or a NUL with -0. The hard-linked file's
     // line names whichever of `g` and `g2` du meets first in directory
-    // order (traverse: the name that sorts first), a known difference that
-    // changes with the filesystem: both are read as `g`.
+    // order (traverse too; tests/du_order.rs checks which): both are read
+    // as `g`, so that this test checks the times alone.
     let mut lines: Vec<String> = out
         .split_inclusive(['\n', '\0'])
         .map(|line| line.replace("/c/g2", "/c/g"))

@@ -2,9 +2,9 @@
 //! directory after everything below it, the entries of a directory in
 //! the order fts reads them (`getdents64`'s), or by inode number in a
 //! directory of more than 10 000 entries on a filesystem other than
-//! tmpfs, NFS or CIFS. Names are created out of name order, so a listing
-//! by name fails. On the temporary directory's filesystem and on tmpfs,
-//! every engine.
+//! tmpfs, NFS or CIFS; a hard-linked file under the name du meets first.
+//! Names are created out of name order, so a listing by name fails. On
+//! the temporary directory's filesystem and on tmpfs, every engine.
 
 mod testenv;
 
@@ -102,5 +102,19 @@ fn a_directory_of_more_than_10000_entries_is_listed_as_fts_sorts_it() {
         env.mkdir("big/small");
         same_order_as_gnu(env.root(), &["-a", "big"]);
         same_order_as_gnu(env.root(), &["big"]);
+    }
+}
+
+#[test]
+fn a_hard_linked_file_comes_under_the_name_du_meets_first() {
+    for env in [TestEnv::new(), TestEnv::in_memory()] {
+        let first = env.file("h/zz/deep/orig", 9000);
+        for (i, dir) in ["y", "a", "zz", "k"].iter().enumerate() {
+            env.mkdir(&format!("h/{dir}"));
+            fs::hard_link(&first, env.root().join(format!("h/{dir}/link{i}"))).unwrap();
+        }
+        fs::hard_link(&first, env.root().join("h/top")).unwrap();
+        same_order_as_gnu(env.root(), &["-a", "h"]);
+        same_order_as_gnu(env.root(), &["-a", "h/k", "h"]);
     }
 }

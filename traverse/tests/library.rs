@@ -602,3 +602,54 @@ fn auto_runs_uring_exactly_where_readdirplus_is() {
         reference_totals(dir.path()).totals
     );
 }
+
+/// Every engine gives each listed entry its place in its directory's
+/// listing: sorted by it, a directory's entries come in the order
+/// `std::fs::read_dir` (`getdents64`) gives, numbered from 0 with no gap,
+/// each with its `d_ino`; also in the large directory read in chunks.
+#[test]
+fn listing_places_follow_getdents64_in_every_engine() {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::DirEntryExt;
+    use traverse::Event;
+
+    let dir = tree();
+    for &engine in ENGINES {
+        let mut by_dir: BTreeMap<PathBuf, Vec<(u32, u64, PathBuf)>> = BTreeMap::new();
+        let walk = WalkBuilder::new()
+            .engine(engine)
+            .list(true)
+            .min_depth(1)
+            .build();
+        walk.run_with(dir.path(), |event| {
+            if let Event::Entry(e) = event {
+                let Some(place) = e.listing_place() else {
+                    panic!("{engine:?}: no place for {}", e.path().display());
+                };
+                let parent = e.path().parent().unwrap().to_owned();
+                by_dir.entry(parent).or_default().push((
+                    place.seq(),
+                    place.ino(),
+                    e.path().to_owned(),
+                ));
+            }
+        });
+        assert!(
+            by_dir.len() > 50,
+            "{engine:?}: {} directories",
+            by_dir.len()
+        );
+        for (parent, mut got) in by_dir {
+            got.sort();
+            let want: Vec<(u32, u64, PathBuf)> = fs::read_dir(&parent)
+                .unwrap()
+                .enumerate()
+                .map(|(i, e)| {
+                    let e = e.unwrap();
+                    (i as u32, e.ino(), e.path())
+                })
+                .collect();
+            assert_eq!(got, want, "{engine:?} in {}", parent.display());
+        }
+    }
+}

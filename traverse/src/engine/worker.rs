@@ -17,7 +17,7 @@ use crate::dirpath::PathCache;
 use crate::error::{Error, Op};
 use crate::links::Links;
 use crate::ncdu_export::ncdu_entry;
-use crate::node::{push_name, DirNode, Ent, Place};
+use crate::node::{push_name, DirNode, Ent, ListingPlace};
 use crate::sort::Holding;
 use crate::sys::{FileId, Stat};
 use crate::totals::{Accumulator, DirProgress, Totals};
@@ -54,7 +54,7 @@ pub(crate) struct Worker<'v> {
     held: Holding,
     /// The entry being counted: its place in the current directory's
     /// listing ([`at`](Self::at)).
-    place: Place,
+    place: ListingPlace,
 }
 
 impl<'v> Worker<'v> {
@@ -74,14 +74,14 @@ impl<'v> Worker<'v> {
             counted_before: shared.counted_before.clone(),
             files_before: shared.files_before.clone(),
             held: Holding::default(),
-            place: Place::default(),
+            place: ListingPlace::default(),
         }
     }
 
     /// The next entry counted ([`entry`](Self::entry),
     /// [`known_link`](Self::known_link)) is at `place` in the current
     /// directory's listing.
-    pub fn at(&mut self, place: Place) {
+    pub fn at(&mut self, place: ListingPlace) {
         self.place = place;
     }
 
@@ -239,7 +239,9 @@ impl<'v> Worker<'v> {
         let followed = d_type == libc::DT_LNK && file_type != FileType::Symlink;
         let st = st.filter(|_| shared.config.list_metadata);
         let path = Path::new(OsStr::from_bytes(&self.entry_path));
-        let entry = Entry::new(path, file_type, depth).followed(followed);
+        let entry = Entry::new(path, file_type, depth)
+            .followed(followed)
+            .at(Some(self.place));
         if shared.order.as_ref().is_some_and(|o| o.holds(descends)) {
             self.held.hold(&entry, name.len(), st);
             return;

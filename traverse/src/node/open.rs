@@ -295,7 +295,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::node::{test_root, Place};
+    use crate::node::{test_root, ListingPlace};
     use crate::sys::FileId;
 
     thread_local! {
@@ -348,7 +348,7 @@ mod tests {
                 parent,
                 &c,
                 Some(&stat_of(&path)),
-                Place::default(),
+                ListingPlace::default(),
             ));
         }
         (tmp, nodes)
@@ -383,13 +383,13 @@ mod tests {
         let budget = FdBudget::new(1, 1000);
         let free = budget.available();
         let mut cursor = Cursor::default();
-        let p = DirNode::child(&root, c"p", Place::default());
+        let p = DirNode::child(&root, c"p", ListingPlace::default());
         let pfd = p.open(counting_open, &budget, &mut cursor).unwrap();
         p.keep(pfd, 2, &budget);
         assert_eq!(budget.available(), free - 1, "p keeps one descriptor");
         opens();
         for (name, left) in [(c"x", free - 1), (c"y", free)] {
-            let child = DirNode::child(&p, name, Place::default());
+            let child = DirNode::child(&p, name, ListingPlace::default());
             let fd = child.open(counting_open, &budget, &mut cursor).unwrap();
             assert!(is(&fd, &tmp.path().join("p").join(name.to_str().unwrap())));
             assert_eq!(budget.available(), left);
@@ -409,7 +409,7 @@ mod tests {
         nodes[6].open(counting_open, &budget, &mut cursor).unwrap();
         between(tmp.path());
         opens();
-        let g = DirNode::child(&nodes[4], c"g", Place::default());
+        let g = DirNode::child(&nodes[4], c"g", ListingPlace::default());
         let fd = g.open(counting_open, &budget, &mut cursor).unwrap();
         assert!(is(&fd, &tmp.path().join("a/b/c/d/g")));
         opens()

@@ -61,7 +61,7 @@ pub(super) struct Reader {
     cursor: Cursor,
     names: Vec<u8>,
     ents: Vec<Ent>,
-    /// The place in its listing of the next entry read ([`crate::node::Place::next`]).
+    /// The place in its listing of the next entry read ([`crate::node::ListingPlace::next`]).
     seq: u32,
     /// Subdirectories found by the current unit of work.
     pub(super) children: Vec<Work>,

@@ -42,7 +42,7 @@ impl<'p> Walker<'p> {
                 return Ok(());
             }
             let (name, ino, d_type) = (plus.name_bytes(), plus.ino(), plus.d_type());
-            let place = Place::next(&mut seq, ino);
+            let place = ListingPlace::next(&mut seq, ino);
             let st = match shared.step((&dir, fd.as_fd()), name, ino, d_type, defer_dirs, known) {
                 Step::Skip => return Ok(()),
                 Step::Known(key) => {
