@@ -19,6 +19,7 @@
 //! their ancestors) until then.
 
 use std::cell::RefCell;
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -213,15 +214,21 @@ impl DirTotals<'_> {
 /// What the breakdown keeps of a hard-linked inode's stat.
 type LinkStat = (u64, u64, u32, Option<Timestamp>);
 
+/// A name of a hard-linked inode: its path, directory and place there.
+type Name = (Vec<u8>, Arc<DirNode>, ListingPlace);
+
 /// The names met of one hard-linked inode, while the walk runs.
 struct LinkNames {
     /// Size, blocks, mode and the time kept, from the stat of one of its
     /// names (a further name counted from `d_ino` may come first: see
     /// [`Breakdown::link_known`]).
     sizes: Option<LinkStat>,
-    /// The name du meets first ([`ListingOrder`]): its path, directory
-    /// and place there.
-    first: (Vec<u8>, Arc<DirNode>, ListingPlace),
+    /// The name du meets first ([`ListingOrder`]) of those compared so
+    /// far: its path, directory and place there.
+    first: Name,
+    /// Names that could not be compared with `first` yet: the directory
+    /// where their paths part was still being read.
+    undecided: Vec<Name>,
     /// The directory of each name (each holds back one part of it).
     holders: Vec<Arc<DirNode>>,
 }
@@ -283,10 +290,8 @@ impl Breakdown {
         self.name(key, None, (dir, place), path);
     }
 
-    /// A name at `place` of `dir`. The first name is decided as the names
-    /// come, by the inode-order rule of each directory as far as it is
-    /// known then (a directory of more than 10 000 entries still being
-    /// read compares its names by their place in the listing).
+    /// A name at `place` of `dir`: the first so far, or not, or not known
+    /// yet (kept until [`settle`](Self::settle)).
     fn name(
         &self,
         key: FileId,
@@ -300,13 +305,19 @@ impl Breakdown {
         let names = links.entry(key).or_insert_with(|| LinkNames {
             sizes,
             first: (path.to_owned(), Arc::clone(dir), place),
+            undecided: Vec::new(),
             holders: Vec::new(),
         });
         names.sizes = names.sizes.or(sizes);
         names.holders.push(Arc::clone(dir));
         let (_, first_dir, first_place) = &names.first;
-        if ListingOrder::file(dir, place) < ListingOrder::file(first_dir, *first_place) {
-            names.first = (path.to_owned(), Arc::clone(dir), place);
+        let this = ListingOrder::file(dir, place);
+        match this.cmp_known(&ListingOrder::file(first_dir, *first_place)) {
+            (Ordering::Less, true) => names.first = (path.to_owned(), Arc::clone(dir), place),
+            (_, true) => {}
+            (_, false) => names
+                .undecided
+                .push((path.to_owned(), Arc::clone(dir), place)),
         }
     }
 
@@ -373,7 +384,13 @@ impl Breakdown {
                 let mut sizes = Totals::default();
                 sizes.add_sizes(size, blocks);
                 sizes.add_time(time);
-                let (path, dir, place) = &names.first;
+                let order = |(_, dir, place): &Name| ListingOrder::file(dir, *place);
+                let (path, dir, place) = names
+                    .undecided
+                    .iter()
+                    .chain([&names.first])
+                    .min_by_key(|name| order(name))
+                    .expect("a first name");
                 let tally = dir.tally().expect("a breakdown tallies every directory");
                 tally.add(&sizes);
                 tally.name_counted();

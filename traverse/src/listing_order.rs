@@ -160,6 +160,17 @@ impl ListingRule {
         }
     }
 
+    /// The rule of the directory at `dir`, as [`of`](Self::of), opening it
+    /// only for more than 10 000 entries (the only case that asks its
+    /// filesystem): for a program that has the path, not a descriptor.
+    pub fn of_path(entries: u64, dir: &std::path::Path) -> std::io::Result<ListingRule> {
+        if entries <= INODE_SORT_ABOVE {
+            return Ok(ListingRule::AS_LISTED);
+        }
+        let dir = std::fs::File::open(dir)?;
+        Ok(ListingRule::of(entries, std::os::fd::AsFd::as_fd(&dir)))
+    }
+
     /// The key of the entry at `place` among its siblings: du takes a
     /// directory's entries in the order of their keys (batch, then inode
     /// number in a sorted batch, then place in the listing).
@@ -207,10 +218,11 @@ impl ListingOrder {
     }
 }
 
-impl Ord for ListingOrder {
-    /// Climbs both chains to their common directory and compares the two
-    /// entries of it they go through; one below the other comes first.
-    fn cmp(&self, other: &ListingOrder) -> Ordering {
+impl ListingOrder {
+    /// How `self` and `other` compare, and whether that is final: it is
+    /// not while the directory where their paths part is still being read
+    /// (it may turn out to have more than 10 000 entries, which du sorts).
+    pub(crate) fn cmp_known(&self, other: &ListingOrder) -> (Ordering, bool) {
         let (a, b) = (self.step(), other.step());
         let (mut x, mut y) = (a, b);
         while x.depth() > y.depth() {
@@ -220,18 +232,27 @@ impl Ord for ListingOrder {
             y = y.up().expect("a deeper entry has a parent");
         }
         if x.same(y) {
-            return b.depth().cmp(&a.depth());
+            return (b.depth().cmp(&a.depth()), true);
         }
         loop {
             match (x.up(), y.up()) {
                 (Some(Step::Dir(p)), Some(q)) if q.same(Step::Dir(p)) => {
-                    return siblings(p.inode_sorted(), x.place(), y.place());
+                    let order = siblings(p.inode_sorted(), x.place(), y.place());
+                    return (order, p.read_whole());
                 }
                 (Some(px), Some(py)) => (x, y) = (px, py),
                 // Two roots: not one walk's; any fixed answer will do.
-                _ => return Ordering::Equal,
+                _ => return (Ordering::Equal, true),
             }
         }
+    }
+}
+
+impl Ord for ListingOrder {
+    /// Climbs both chains to their common directory and compares the two
+    /// entries of it they go through; one below the other comes first.
+    fn cmp(&self, other: &ListingOrder) -> Ordering {
+        self.cmp_known(other).0
     }
 }
 
@@ -255,6 +276,31 @@ mod tests {
 
     fn at(seq: u32, ino: u64) -> ListingPlace {
         ListingPlace { seq, ino }
+    }
+
+    /// Two files of subdirectories of a directory still being read compare
+    /// as listed, not for good; once it is read whole (20 000 entries),
+    /// for good, by the rule its filesystem gives (by inode where du sorts).
+    #[test]
+    fn a_comparison_is_final_once_the_common_directory_is_read() {
+        use std::os::fd::AsFd;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = crate::node::test_root(tmp.path());
+        let a = DirNode::child(&root, c"a", at(1, 90));
+        let b = DirNode::child(&root, c"b", at(2, 10));
+        let (fa, fb) = (
+            ListingOrder::file(&a, at(0, 5)),
+            ListingOrder::file(&b, at(0, 6)),
+        );
+        assert_eq!(fa.cmp_known(&fb), (Ordering::Less, false));
+        let fd = std::fs::File::open(tmp.path()).unwrap();
+        root.listing_read(20_000, fd.as_fd());
+        let rule = ListingRule::of(20_000, fd.as_fd());
+        let want = rule.key(at(1, 90)).cmp(&rule.key(at(2, 10)));
+        assert_eq!(fa.cmp_known(&fb), (want, true));
+        // One below the other: final at once.
+        let below = ListingOrder::file(&DirNode::child(&a, c"c", at(0, 1)), at(0, 2));
+        assert!(below.cmp_known(&ListingOrder::dir(&a)).1);
     }
 
     /// The batches of a 100 050-entry directory: the first (100 000) by

@@ -110,6 +110,9 @@ impl ListingPlace {
 /// bytes a name).
 const SMALL_DIR: u64 = 4096;
 
+/// `DirNode::inode_sorted`'s value until the directory is read whole.
+const NOT_READ: u64 = u64::MAX;
+
 /// Whether the directory stat'ed as `st` has no subdirectory (`nlink` 2, on
 /// the filesystems that count them) and at most one block of names: its
 /// files, created in it, have their inodes side by side on disk.
@@ -134,7 +137,7 @@ impl DirNode {
             small_leaf: false,
             ignore: OnceLock::new(),
             place: ListingPlace::default(),
-            inode_sorted: AtomicU64::new(0),
+            inode_sorted: AtomicU64::new(NOT_READ),
         })
     }
 
@@ -170,7 +173,7 @@ impl DirNode {
             small_leaf: st.is_some_and(small_leaf),
             ignore: OnceLock::new(),
             place,
-            inode_sorted: AtomicU64::new(0),
+            inode_sorted: AtomicU64::new(NOT_READ),
         };
         if let Some(id) = id {
             let _ = node.id.set(id);
@@ -229,17 +232,30 @@ impl DirNode {
         self.place
     }
 
-    /// Its entries, where `du` sorts some of them by inode (else 0).
+    /// Its entries, where `du` sorts some of them by inode (else 0, also
+    /// while it is not read whole).
     pub fn inode_sorted(&self) -> u64 {
-        self.inode_sorted.load(Ordering::Relaxed)
+        match self.inode_sorted.load(Ordering::Relaxed) {
+            NOT_READ => 0,
+            n => n,
+        }
+    }
+
+    /// Whether it was read whole ([`listing_read`](Self::listing_read)):
+    /// [`inode_sorted`](Self::inode_sorted) is final.
+    pub fn read_whole(&self) -> bool {
+        self.inode_sorted.load(Ordering::Relaxed) != NOT_READ
     }
 
     /// It was read whole, `entries` of them, through `fd`: records them
     /// where `du` sorts some by inode ([`crate::listing_order::sorts_by_inode`]).
     pub fn listing_read(&self, entries: u64, fd: std::os::fd::BorrowedFd<'_>) {
-        if crate::listing_order::sorts_by_inode(entries, fd) {
-            self.inode_sorted.store(entries, Ordering::Relaxed);
-        }
+        let sorted = if crate::listing_order::sorts_by_inode(entries, fd) {
+            entries
+        } else {
+            0
+        };
+        self.inode_sorted.store(sorted, Ordering::Relaxed);
     }
 
     /// Its ignore rules, once read ([`crate::ignore_rules`]).
