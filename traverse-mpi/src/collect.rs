@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Mutex;
 
-use traverse::{Entry, Error, Op, Visitor, VisitorBuilder};
+use traverse::{Entry, Error, ListingPlace, Op, Visitor, VisitorBuilder};
 
 use crate::output::human_path;
 use crate::text::{quote, strerror};
@@ -25,6 +25,8 @@ pub struct Listed {
     pub mount: Option<u64>,
     pub ino: u64,
     pub nlink: u64,
+    /// Its place in its directory's listing (`None`: the walk's root).
+    pub place: Option<ListingPlace>,
 }
 
 /// Collects what the library's workers list, and prints their errors.
@@ -74,6 +76,7 @@ impl Visitor for Worker<'_> {
             mount: m.mount_id(),
             ino: m.ino(),
             nlink: m.nlink(),
+            place: entry.listing_place(),
         });
     }
 

@@ -19,11 +19,13 @@ pub fn gather(world: &SimpleCommunicator, share: Share) -> Option<Share> {
         w.u32(rec.depth);
         w.totals(&rec.totals);
         w.u64(rec.more_names);
+        w.keys(&rec.chain);
     }
     for f in &share.files {
         w.bytes(&f.path);
         w.u32(f.depth);
         w.totals(&f.totals);
+        w.keys(&f.chain);
     }
     let root = world.process_at_rank(0);
     let n = count(w.0.len());
@@ -50,22 +52,26 @@ pub fn gather(world: &SimpleCommunicator, share: Share) -> Option<Share> {
         for _ in 0..r.u64() {
             let path = r.bytes().to_vec();
             let depth = r.u32();
-            let (totals, more_names) = (r.totals(), r.u64());
+            let (totals, more_names, chain) = (r.totals(), r.u64(), r.keys());
             let rec = merged.dirs.entry(path).or_insert(DirRec {
                 depth,
                 ..DirRec::default()
             });
             rec.totals += totals;
             rec.more_names += more_names;
+            if rec.chain.is_empty() {
+                rec.chain = chain;
+            }
         }
         while !r.is_empty() {
             let path = r.bytes().to_vec();
             let depth = r.u32();
-            let totals = r.totals();
+            let (totals, chain) = (r.totals(), r.keys());
             merged.files.push(FileLine {
                 path,
                 depth,
                 totals,
+                chain,
             });
         }
     }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use traverse::Totals;
 
-use crate::line::{self, du_order, Line};
+use crate::line::{self, Line};
+use crate::order::{du_order, Chain};
 use crate::output;
 use crate::size::Units;
 use crate::walker::Share;
@@ -56,40 +57,51 @@ impl Breakdown {
     /// The lines of one root, and the size of its own line (for `-c`).
     pub fn lines(&self, root: &Path, mut share: Share, json: bool) -> (Vec<u8>, u128) {
         sum_subtrees(&mut share);
-        let mut all: Vec<Line> = share
+        // Each line with its place in du's order (the walk's `ListingOrder`
+        // cannot cross between ranks; their chains do).
+        let mut all: Vec<(Chain, Line)> = share
             .dirs
             .into_iter()
-            .map(|(path, rec)| Line {
-                path: path_of(path),
-                depth: rec.depth as usize,
-                totals: rec.totals,
-                inodes: entries(&rec.totals) - rec.more_names,
-                // Ranks report paths, not listings: siblings by name.
-                order: None,
+            .map(|(path, rec)| {
+                let line = Line {
+                    path: path_of(path),
+                    depth: rec.depth as usize,
+                    totals: rec.totals,
+                    inodes: entries(&rec.totals) - rec.more_names,
+                    order: None,
+                };
+                (rec.chain, line)
             })
             .collect();
-        all.extend(share.files.into_iter().map(|f| Line {
-            path: path_of(f.path),
-            depth: f.depth as usize,
-            totals: f.totals,
-            inodes: 1,
-            order: None,
-        }));
-        let root_line = all.iter().position(|l| l.depth == 0).map_or_else(
-            || Line {
-                path: root.to_owned(),
-                depth: 0,
-                totals: share.totals,
-                inodes: entries(&share.totals),
+        all.extend(share.files.into_iter().map(|f| {
+            let line = Line {
+                path: path_of(f.path),
+                depth: f.depth as usize,
+                totals: f.totals,
+                inodes: 1,
                 order: None,
+            };
+            (f.chain, line)
+        }));
+        let root_line = all.iter().position(|(_, l)| l.depth == 0).map_or_else(
+            || {
+                let line = Line {
+                    path: root.to_owned(),
+                    depth: 0,
+                    totals: share.totals,
+                    inodes: entries(&share.totals),
+                    order: None,
+                };
+                (Chain::new(), line)
             },
             |at| all.swap_remove(at),
         );
-        let root_size = self.size(&root_line);
+        let root_size = self.size(&root_line.1);
         all.push(root_line);
-        all.retain(|l| self.passes(self.size(l)));
+        all.retain(|(_, l)| self.passes(self.size(l)));
         let lines: Vec<Line> = match (self.max_depth, self.top) {
             (_, Some(n)) => {
+                let mut all: Vec<Line> = all.into_iter().map(|(_, l)| l).collect();
                 all.sort_by(|a, b| {
                     self.size(b).cmp(&self.size(a)).then_with(|| {
                         a.path
@@ -103,9 +115,9 @@ impl Breakdown {
             }
             (max, None) => {
                 let max = max.unwrap_or(usize::MAX);
-                let mut lines: Vec<Line> = all.into_iter().filter(|l| l.depth <= max).collect();
-                lines.sort_by(du_order);
-                lines
+                all.retain(|(_, l)| l.depth <= max);
+                all.sort_by(|(a, _), (b, _)| du_order(a, b));
+                all.into_iter().map(|(_, l)| l).collect()
             }
         };
         let text = match &self.du {
@@ -161,11 +173,14 @@ fn sum_subtrees(share: &mut Share) {
         .collect();
     order.sort_unstable_by_key(|(depth, _)| std::cmp::Reverse(*depth));
     for (depth, path) in order {
-        let rec = share.dirs[&path];
+        let rec = share.dirs[&path].clone();
         let parent = &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)];
         let up = share.dirs.entry(parent.to_vec()).or_default();
         up.depth = depth - 1;
         up.totals += rec.totals;
         up.more_names += rec.more_names;
+        if up.chain.is_empty() {
+            up.chain = rec.chain[..rec.chain.len().saturating_sub(1)].to_vec();
+        }
     }
 }

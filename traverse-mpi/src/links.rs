@@ -4,8 +4,8 @@
 //! batches of at most [`BATCH`] bytes per owner; after a root's walk, one
 //! all-to-all exchange carries the rest and how many batches each rank
 //! sent, so every batch is in before counting. An owner keeps one name per
-//! inode (the one whose path sorts first, the name `traverse` counts it
-//! under) and settles every other name as it comes, so its memory grows
+//! inode (the one GNU du meets first, by the names' places in its order,
+//! [`crate::order::Chain`]: the name `traverse` counts it under) and settles every other name as it comes, so its memory grows
 //! with the inodes it owns, not with their names. It counts each inode's
 //! size once and remembers the inodes it counted for the next roots (as
 //! `du A B` does).
@@ -21,6 +21,7 @@ use mpi::Count;
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 use traverse::Totals;
 
+use crate::order::du_order;
 use crate::walker::{ancestor, count_kind, DirRec, FileLine, Keep, Kind, LinkName, Share};
 use crate::wire::{Reader, Writer};
 
@@ -80,7 +81,7 @@ pub struct Links {
     in_flight: Vec<InFlight>,
     /// At most this many batches in `in_flight`.
     cap: usize,
-    /// Of each inode this rank owns, the name that sorts first so far.
+    /// Of each inode this rank owns, the name du meets first so far.
     first: FxHashMap<(u64, u64), LinkName>,
     /// Names not counted, by directory (`--inodes`'s entries counted
     /// elsewhere), at the depth of the lines.
@@ -201,8 +202,8 @@ impl Links {
         }
     }
 
-    /// Keeps `name` if it sorts before the name kept of its inode; the
-    /// other of the two is a name counted elsewhere.
+    /// Keeps `name` if du meets it before the name kept of its inode
+    /// ([`du_order`]); the other of the two is a name counted elsewhere.
     fn settle(&mut self, name: LinkName) {
         let key = (name.dev, name.ino);
         let loser = match self.first.get_mut(&key) {
@@ -210,7 +211,9 @@ impl Links {
                 self.first.insert(key, name);
                 return;
             }
-            Some(kept) if name.path < kept.path => std::mem::replace(kept, name),
+            Some(kept) if du_order(&name.chain, &kept.chain).is_lt() => {
+                std::mem::replace(kept, name)
+            }
             Some(_) => name,
         };
         self.more_name(&loser);
@@ -222,6 +225,9 @@ impl Links {
             let rec = self.more_names.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
             rec.more_names += 1;
+            if rec.chain.is_empty() {
+                rec.chain = name.chain[..depth.min(name.chain.len())].to_vec();
+            }
         }
     }
 
@@ -277,6 +283,9 @@ impl Links {
             let rec = share.dirs.entry(dir.to_vec()).or_default();
             rec.depth = depth as u32;
             rec.totals += sizes;
+            if rec.chain.is_empty() {
+                rec.chain = name.chain[..depth.min(name.chain.len())].to_vec();
+            }
             if self
                 .keep
                 .files_to
@@ -287,6 +296,7 @@ impl Links {
                     path: name.path,
                     depth: name.depth,
                     totals: sizes,
+                    chain: name.chain,
                 });
             }
         }
@@ -294,6 +304,9 @@ impl Links {
             let rec = share.dirs.entry(dir).or_default();
             rec.depth = more.depth;
             rec.more_names += more.more_names;
+            if rec.chain.is_empty() {
+                rec.chain = more.chain;
+            }
         }
     }
 }
@@ -316,12 +329,13 @@ fn write_name(w: &mut Writer, l: &LinkName) {
     w.bytes(&l.path);
     w.u32(l.depth);
     w.u8(l.kind);
+    w.keys(&l.chain);
 }
 
 fn read_name(r: &mut Reader<'_>) -> LinkName {
     let (dev, ino, bytes, disk) = (r.u64(), r.u64(), r.u64(), r.u64());
     let path = r.bytes().to_vec();
-    let (depth, kind) = (r.u32(), r.u8());
+    let (depth, kind, chain) = (r.u32(), r.u8(), r.keys());
     LinkName {
         dev,
         ino,
@@ -330,6 +344,7 @@ fn read_name(r: &mut Reader<'_>) -> LinkName {
         path,
         depth,
         kind,
+        chain,
     }
 }
 

@@ -6,10 +6,14 @@ mod collect;
 #[path = "../../traverse/src/bin/traverse/du/exclude.rs"]
 mod exclude;
 mod gather;
+// traverse sorts its lines by the walk's `ListingOrder` (`line::du_order`);
+// ranks send the lines' places as chains, sorted by `order::du_order`.
+#[allow(dead_code)]
 #[path = "../../traverse/src/bin/traverse/line.rs"]
 mod line;
 mod lines;
 mod links;
+mod order;
 #[path = "../../traverse/src/bin/traverse/output.rs"]
 mod output;
 #[path = "../../traverse/src/bin/traverse/du/size.rs"]

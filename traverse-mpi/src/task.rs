@@ -27,6 +27,8 @@ pub struct Task {
     pub own: Option<(u64, u64)>,
     /// Read with its whole subtree (a path of [`DEEP_PATH`] bytes or more).
     pub deep: bool,
+    /// Its place in du's order ([`crate::order::Chain`]; the root's is empty).
+    pub chain: Vec<u128>,
 }
 
 impl Task {
@@ -39,6 +41,7 @@ impl Task {
             parts: 1,
             part: 0,
             own: None,
+            chain: Vec::new(),
         }
     }
 
@@ -56,6 +59,7 @@ impl Task {
                 w.u64(disk);
             }
         }
+        w.keys(&self.chain);
     }
 
     pub fn read(r: &mut Reader<'_>) -> Task {
@@ -63,6 +67,7 @@ impl Task {
         let (depth, parts, part) = (r.u32(), r.u32(), r.u32());
         let deep = r.u8() == 1;
         let own = (r.u8() == 1).then(|| (r.u64(), r.u64()));
+        let chain = r.keys();
         Task {
             path,
             depth,
@@ -70,6 +75,7 @@ impl Task {
             part,
             own,
             deep,
+            chain,
         }
     }
 }
@@ -107,6 +113,7 @@ mod tests {
                 part: 7,
                 own: Some((4096, 8192)),
                 deep: true,
+                chain: vec![3, u128::MAX],
             },
         ];
         assert_eq!(decode(&encode(&tasks)), tasks);

@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
-use traverse::{Totals, Walk, WalkBuilder};
+use traverse::{ListingRule, Totals, Walk, WalkBuilder};
 
 use crate::collect::{Collect, Listed};
 use crate::exclude::Exclude;
+use crate::order::{chains, Chain};
 use crate::task::{self, Task};
 
 /// A directory whose `st_size` is at least this is read by several tasks
@@ -37,12 +38,13 @@ pub struct Keep {
 }
 
 /// The counts of one directory (the entries read in it, and its own inode).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct DirRec {
     pub depth: u32,
     pub totals: Totals,
     /// Names of hard-linked inodes counted elsewhere (for `--inodes`).
     pub more_names: u64,
+    pub chain: Chain,
 }
 
 /// A name of a hard-linked inode, sent to the inode's owner.
@@ -56,6 +58,7 @@ pub struct LinkName {
     pub depth: u32,
     /// What it is (0 file, 1 directory, 2 symlink, 3 other).
     pub kind: u8,
+    pub chain: Chain,
 }
 
 /// A file's line (`-a`).
@@ -64,6 +67,7 @@ pub struct FileLine {
     pub path: Vec<u8>,
     pub depth: u32,
     pub totals: Totals,
+    pub chain: Chain,
 }
 
 /// What one rank counted of one root.
@@ -88,6 +92,7 @@ impl Share {
             mine.depth = rec.depth;
             mine.totals += rec.totals;
             mine.more_names += rec.more_names;
+            mine.chain = rec.chain;
         }
         self.links.extend(other.links);
         self.files.extend(other.files);
@@ -125,6 +130,9 @@ pub struct Walker {
     deep: OnceLock<Walk>,
     /// The share of a large directory the next task reads: parts << 32 | part.
     split: Arc<AtomicU64>,
+    /// The entries the task's directory lists, shares left out included
+    /// (what decides du's order of them: [`ListingRule`]).
+    listed: Arc<AtomicU64>,
     ranks: u32,
     keep: Keep,
     /// Directories counted under an earlier PATH: neither counted nor read
@@ -151,6 +159,8 @@ impl Walker {
     pub fn new(builder: WalkBuilder, ranks: u32, keep: Keep, exclude: Option<Exclude>) -> Walker {
         let split = Arc::new(AtomicU64::new(1 << 32));
         let share = Arc::clone(&split);
+        let listed = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&listed);
         let excluded = exclude.clone();
         let walk = builder
             .clone()
@@ -160,6 +170,8 @@ impl Walker {
             .count_once(false)
             .max_depth(1)
             .filter_entry(move |e| {
+                // Asked of every entry, each once, before it is counted.
+                counted.fetch_add(1, Ordering::Relaxed);
                 let s = share.load(Ordering::Relaxed);
                 let (parts, part) = ((s >> 32) as u32, s as u32);
                 (parts <= 1 || part_of(e.name().as_bytes(), parts) == part)
@@ -178,6 +190,7 @@ impl Walker {
             builder,
             deep: OnceLock::new(),
             split,
+            listed,
             ranks,
             keep,
             earlier: FxHashSet::default(),
@@ -194,6 +207,7 @@ impl Walker {
     pub fn run(&self, task: &Task, share: &mut Share, out: &mut Vec<Task>) {
         let split = (u64::from(task.parts) << 32) | u64::from(task.part);
         self.split.store(split, Ordering::Relaxed);
+        self.listed.store(0, Ordering::Relaxed);
         let collect = Collect {
             listed: Mutex::default(),
             du: self.du_messages,
@@ -214,6 +228,9 @@ impl Walker {
         };
         let summary = walk.run_next(root, &collect);
         let listed = std::mem::take(&mut *lock(&collect.listed));
+        let rule = ListingRule::of_path(self.listed.load(Ordering::Relaxed), root)
+            .unwrap_or(ListingRule::AS_LISTED);
+        let chains = chains(task, rule, &listed);
         share.tasks += 1;
         share.entries += listed.len() as u64;
         let mut own = Totals::default();
@@ -232,7 +249,7 @@ impl Walker {
             .iter()
             .find(|e| e.depth == 0)
             .map(|e| (e.dev, e.mount));
-        for e in &listed {
+        for (e, chain) in listed.iter().zip(&chains) {
             let depth = task.depth as usize + e.depth;
             if e.depth == 0 {
                 if task.own.is_none() && first {
@@ -258,6 +275,7 @@ impl Walker {
                     part,
                     own: Some((e.len, e.disk)),
                     deep: e.path.len() >= task::DEEP_PATH,
+                    chain: chain.clone(),
                 }));
                 continue;
             }
@@ -279,6 +297,7 @@ impl Walker {
                     path: e.path.clone(),
                     depth: depth as u32,
                     kind: e.kind as u8,
+                    chain: chain.clone(),
                 });
             } else {
                 add(counts, e);
@@ -289,30 +308,36 @@ impl Walker {
                         path: e.path.clone(),
                         depth: depth as u32,
                         totals,
+                        chain: chain.clone(),
                     });
                 }
             }
             if e.depth > 1 || e.is_dir {
-                let (dir, depth) = if e.is_dir {
-                    (&e.path[..], depth)
+                let (dir, depth, chain) = if e.is_dir {
+                    (&e.path[..], depth, &chain[..])
                 } else {
-                    (parent(&e.path), depth - 1)
+                    (parent(&e.path), depth - 1, &chain[..chain.len() - 1])
                 };
-                self.count_in(share, dir, depth, elsewhere);
+                self.count_in(share, (dir, depth, chain), elsewhere);
             }
         }
-        self.count_in(share, &task.path, task.depth as usize, own);
+        let at = (&task.path[..], task.depth as usize, &task.chain[..]);
+        self.count_in(share, at, own);
     }
 
     /// Counts `t` into `share`, in the line of the directory `dir` (at
-    /// `depth`) or of its ancestor at the depth of the lines.
-    fn count_in(&self, share: &mut Share, dir: &[u8], depth: usize, t: Totals) {
+    /// `depth`, its place `chain`) or of its ancestor at the depth of the
+    /// lines.
+    fn count_in(&self, share: &mut Share, (dir, depth, chain): (&[u8], usize, &[u128]), t: Totals) {
         share.totals += t;
         if let Some(max) = self.keep.dirs_to {
             let (key, depth) = ancestor(dir, depth, max);
             let rec = share.dirs.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
             rec.totals += t;
+            if rec.chain.is_empty() {
+                rec.chain = chain[..depth.min(chain.len())].to_vec();
+            }
         }
     }
 
@@ -335,7 +360,7 @@ fn crosses(at: (u64, Option<u64>), e: &Listed) -> bool {
 }
 
 /// The directory `path` is in.
-fn parent(path: &[u8]) -> &[u8] {
+pub fn parent(path: &[u8]) -> &[u8] {
     &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)]
 }
 

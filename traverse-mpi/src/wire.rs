@@ -31,6 +31,14 @@ impl Writer {
         self.0.extend_from_slice(v);
     }
 
+    /// A place in du's order, one key per level.
+    pub fn keys(&mut self, v: &[u128]) {
+        self.u32(u32::try_from(v.len()).expect("fewer than 4 G levels"));
+        for &k in v {
+            self.u128(k);
+        }
+    }
+
     pub fn totals(&mut self, t: &Totals) {
         for n in [t.files, t.dirs, t.symlinks, t.other, t.errors] {
             self.u64(n);
@@ -80,6 +88,14 @@ impl<'a> Reader<'a> {
         self.take(n)
     }
 
+    pub fn keys(&mut self) -> Vec<u128> {
+        let n = self.u32() as usize;
+        self.take(n.saturating_mul(16))
+            .chunks_exact(16)
+            .map(|k| u128::from_le_bytes(k.try_into().expect("16 bytes")))
+            .collect()
+    }
+
     pub fn totals(&mut self) -> Totals {
         let mut t = Totals::default();
         (t.files, t.dirs, t.symlinks, t.other) = (self.u64(), self.u64(), self.u64(), self.u64());
@@ -106,11 +122,13 @@ mod tests {
         w.bytes(b"a/b");
         w.totals(&t);
         w.u64(u64::MAX);
+        w.keys(&[1 << 100, 0, 5]);
         let mut r = Reader(&w.0);
         assert_eq!(r.u8(), 9);
         assert_eq!(r.bytes(), b"a/b");
         assert_eq!(r.totals(), t);
         assert_eq!(r.u64(), u64::MAX);
+        assert_eq!(r.keys(), [1 << 100, 0, 5]);
         assert!(r.is_empty());
     }
 
