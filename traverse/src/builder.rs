@@ -418,6 +418,7 @@ impl WalkBuilder {
             seen: Mutex::new(HashSet::new()),
             dirs_seen: Mutex::default(),
             files_seen: Mutex::default(),
+            skipped: Mutex::default(),
             reached: crate::engine::Shared::reach_set(),
             mount_names: Mutex::default(),
             progress: Arc::new(Progress::default()),

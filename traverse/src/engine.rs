@@ -67,6 +67,10 @@ pub(crate) struct Shared {
     /// ([`Walk::count_file_once`](crate::Walk::count_file_once)), when
     /// there are any.
     pub files_before: Option<Arc<DirSet>>,
+    /// With [`Config::count_once`]: the entries the filters left out (by
+    /// the directory's device and their `d_ino`), which a later root
+    /// naming one of them counts, as du does.
+    pub skipped: Option<Mutex<Vec<FileId>>>,
     /// With links followed (and not `count_links`): every directory and
     /// file reached so far by this root's walk and those before it, to
     /// count each once however many links lead to it (as `du -L`); split
@@ -156,9 +160,15 @@ impl Shared {
     /// here, before it stats the entry. (No entry lies deeper than the
     /// maximum depth: the directories at it are not read, see
     /// [`reads`](Self::reads).)
-    pub fn skips(&self, dir: &DirNode, fd: BorrowedFd<'_>, name: &[u8], d_type: u8) -> bool {
+    pub fn skips(
+        &self,
+        (dir, fd): (&DirNode, BorrowedFd<'_>),
+        name: &[u8],
+        ino: u64,
+        d_type: u8,
+    ) -> bool {
         let config = &self.config;
-        config
+        let skips = config
             .exclude
             .as_ref()
             .is_some_and(|set| set.is_match(OsStr::from_bytes(name)))
@@ -169,7 +179,12 @@ impl Shared {
             || self
                 .ignore
                 .as_ref()
-                .is_some_and(|rules| rules.ignores(dir, fd, name, d_type))
+                .is_some_and(|rules| rules.ignores(dir, fd, name, d_type));
+        if let (true, Some(skipped), Some(at)) = (skips, &self.skipped, dir.id()) {
+            let id = FileId { dev: at.dev, ino };
+            skipped.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+        }
+        skips
     }
 
     /// Whether a directory at `depth` below the root is read (the maximum
@@ -205,7 +220,7 @@ impl Shared {
         defer_dirs: bool,
         links: Option<(&Links, u64)>,
     ) -> Step {
-        if self.skips(dir, fd, name, d_type) {
+        if self.skips((dir, fd), name, ino, d_type) {
             return Step::Skip;
         }
         if defer_dirs && d_type == libc::DT_DIR {

@@ -187,6 +187,11 @@ impl DirNode {
         self.small_leaf
     }
 
+    /// Its identity, once a stat of it is recorded.
+    pub fn id(&self) -> Option<FileId> {
+        self.id.get().copied()
+    }
+
     /// Records this directory's identity (a later stat of it, through its
     /// descriptor); the first one recorded stays.
     pub fn set_id(&self, id: FileId) {

@@ -179,7 +179,7 @@ pub(crate) fn walk(
                 let d_type = entry
                     .file_type()
                     .map_or(libc::DT_UNKNOWN, |ft| FileType::from(ft).d_type());
-                if shared.skips(&dir, fd.as_fd(), name.as_bytes(), d_type) {
+                if shared.skips((&dir, fd.as_fd()), name.as_bytes(), entry.ino(), d_type) {
                     continue;
                 }
                 let st = if shared.needs_stat(d_type) {

@@ -66,6 +66,8 @@ pub struct Walk {
     /// ([`count_file_once`](Walk::count_file_once)): later runs leave them
     /// out.
     pub(crate) files_seen: Mutex<Arc<DirSet>>,
+    /// With `count_once`: the entries the runs' filters left out.
+    pub(crate) skipped: Mutex<DirSet>,
     /// With links followed: see [`Shared::reached`].
     pub(crate) reached: Arc<[Mutex<DirSet>]>,
     /// Read once for the runs from one [`run`](Walk::run) to the next.
@@ -136,6 +138,10 @@ impl Walk {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.dirs_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
         *self.files_seen.lock().unwrap_or_else(|p| p.into_inner()) = Arc::default();
+        self.skipped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         for shard in self.reached.iter() {
             shard.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }
@@ -308,8 +314,8 @@ impl Walk {
     /// given so before, a hard-linked file counted by a run (or any file,
     /// with links followed: `du -L` remembers every inode), or a file in
     /// a directory a run counted with
-    /// [`count_once`](crate::WalkBuilder::count_once) (unless that run
-    /// left it out by a filter: it is taken as counted then too).
+    /// [`count_once`](crate::WalkBuilder::count_once), unless that run's
+    /// filter left it out (du counts such a file when it is given later).
     ///
     /// ```
     /// use std::os::unix::fs::MetadataExt;
@@ -352,7 +358,11 @@ impl Walk {
                 dev: m.dev(),
                 ino: m.ino(),
             })
-        });
+        }) && !self
+            .skipped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&id);
         let mut files_seen = self.files_seen.lock().unwrap_or_else(|p| p.into_inner());
         !in_counted_dir && Arc::make_mut(&mut files_seen).insert(id)
     }

@@ -190,3 +190,20 @@ fn a_false_cycle_is_reported_as_du_reports_it() {
         assert_eq!(got, want, "du {args:?}");
     }
 }
+
+/// A file an earlier PATH's walk left out (`--exclude`), given again under
+/// a name the pattern does not match, counts then, as du counts it; under
+/// a name it matches, it stays out.
+#[test]
+fn a_file_left_out_by_exclude_counts_when_given_later() {
+    let env = TestEnv::new();
+    tree(&env);
+    for args in [
+        &["-c", "--exclude=real/f", "real", "top/l1/f"][..],
+        &["-a", "--exclude=real/sub/*", "real", "top/l1/sub/g"],
+        &["-c", "--exclude=real/f", "real", "real/f"],
+        &["-c", "--exclude=sub", "real", "top/l2/sub/g"],
+    ] {
+        same_as_gnu(env.root(), args);
+    }
+}

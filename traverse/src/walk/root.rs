@@ -139,6 +139,7 @@ impl Walk {
                 progress: Arc::clone(&self.progress),
                 breakdown,
                 counted_before,
+                skipped: self.config.count_once.then(Mutex::default),
                 files_before: self
                     .config
                     .count_once
@@ -173,6 +174,12 @@ impl Walk {
                     let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
                     breakdown.settle(&seen);
                 }
+            }
+            if let Some(skipped) = &shared.skipped {
+                let skipped =
+                    std::mem::take(&mut *skipped.lock().unwrap_or_else(|p| p.into_inner()));
+                let mut all = self.skipped.lock().unwrap_or_else(|p| p.into_inner());
+                all.extend(skipped);
             }
         }
         self.finish(acc)
