@@ -238,8 +238,8 @@ fn many_hard_links_go_to_their_owners_in_batches_during_the_walk() {
 /// With the cap on batches in flight set to one, a rank that has a batch
 /// on its way takes in the others' before it sends the next: every rank
 /// reports at most one in flight, batches still leave during the walk, and
-/// the lines are still traverse's (each inode in the directory of its name
-/// that sorts first), their total du's.
+/// the lines are still traverse's (each inode in the directory of the name
+/// du meets first), their total du's.
 #[test]
 fn batches_of_hard_links_in_flight_stay_under_their_cap() {
     let dir = tempfile::tempdir().unwrap();
