@@ -15,7 +15,7 @@
  * a static i386 program, whose positions must be 32-bit ones in io-wq too.
  * Readdirplus (IORING_GETDENTS_PLUS): every record against statx(2) of its
  * name, inline and in io-wq, a mount on an entry, the record layout, small
- * buffers and bad flags, a directory that cannot be searched, entries
+ * buffers and bad flags, every reserved SQE byte, a directory that cannot be searched, entries
  * removed and renamed between reads or while a read looks them up, and
  * that a directory in the dcache is read with no io-wq worker; with
  * IORING_GETDENTS_PLUS_DCACHE, the same answers from the dcache, inline
@@ -1551,6 +1551,44 @@ static int test_plus_small_buffer_and_flags(void)
 }
 
 /*
+ * With IORING_GETDENTS_PLUS, rw_flags holds its flags and file_index its
+ * statx mask; every other field the plain read leaves unused is still
+ * refused: ioprio, buf_index, addr3 and __pad2[0].
+ */
+static int test_plus_reserved_bytes_einval(void)
+{
+	static const struct { int start, end; } ranges[] = {
+		{ 2, 4 }, { 40, 42 }, { 48, 64 },
+	};
+	static char buf[4096];
+	int dfd, i, b, res, checked = 0;
+
+	if (make_dir("plus-reserved", 3, &dfd))
+		return 1;
+	prep_getdents_plus(get_sqe(&ring), dfd, buf, sizeof(buf), 0);
+	res = submit_one(&ring);
+	if (res <= 0)
+		return fail("readdirplus with reserved fields zero: %d", res);
+	for (i = 0; i < 3; i++) {
+		for (b = ranges[i].start; b < ranges[i].end; b++) {
+			struct io_uring_sqe *sqe = get_sqe(&ring);
+
+			prep_getdents_plus(sqe, dfd, buf, sizeof(buf), 0);
+			((unsigned char *)sqe)[b] = 0x80;
+			res = submit_one(&ring);
+			if (res != -EINVAL)
+				return fail("SQE byte %d set with PLUS: %d, expected -EINVAL",
+					    b, res);
+			checked++;
+		}
+	}
+	if (checked != 2 + 2 + 16)
+		return fail("checked %d bytes", checked);
+	close(dfd);
+	return 0;
+}
+
+/*
  * Readers against a process that creates and removes names in the same
  * directory, for a bounded time: every record carries either attributes
  * of a regular file (a name re-created in between may have another inode)
@@ -1705,6 +1743,7 @@ int main(void)
 		{ "plus_matches_statx", test_plus_matches_statx },
 		{ "plus_dcache", test_plus_dcache },
 		{ "plus_small_buffer_and_flags", test_plus_small_buffer_and_flags },
+		{ "plus_reserved_bytes_einval", test_plus_reserved_bytes_einval },
 		{ "plus_no_search_permission", test_plus_no_search_permission },
 		{ "plus_changed_between_reads", test_plus_changed_between_reads },
 		{ "plus_racing_unlinks", test_plus_racing_unlinks },
