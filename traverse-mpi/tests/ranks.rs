@@ -170,6 +170,38 @@ fn a_directory_of_200_000_entries_is_shared_by_the_ranks() {
     same_as_traverse(&["--top", "3", "-a", r], false);
 }
 
+/// du's order across ranks: a directory of more than 10 000 entries, read
+/// in shares, whose entries du sorts by inode (on disk; not on tmpfs),
+/// with freed inodes taken again so that inode order is neither listing
+/// nor name order, and one inode named in ten of its subdirectories
+/// (counted under the one du meets first). Every line in du's order, as
+/// GNU du prints them.
+#[test]
+fn du_order_and_first_names_cross_the_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..12_000u32 {
+        std::fs::File::create(big.join(format!("entry-{i}"))).unwrap();
+    }
+    for i in (0..900).step_by(9) {
+        std::fs::remove_file(big.join(format!("entry-{i}"))).unwrap();
+        file(&big.join(format!("new-{i}")), i as usize);
+    }
+    let orig = big.join("h7/link");
+    file(&orig, 70_000);
+    for i in [3, 9, 0, 5, 1, 8, 2, 6, 4] {
+        std::fs::create_dir(big.join(format!("h{i}"))).unwrap();
+        std::fs::hard_link(&orig, big.join(format!("h{i}/link"))).unwrap();
+    }
+    let r = s(dir.path());
+    assert_eq!(
+        String::from_utf8(run(&mut traverse(&["-a", r])).stdout).unwrap(),
+        du(&["-a", r])
+    );
+    same_as_traverse(&["-a", r], false);
+}
+
 #[test]
 fn a_deep_chain_is_walked_whole() {
     let dir = tempfile::tempdir().unwrap();
