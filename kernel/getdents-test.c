@@ -12,7 +12,9 @@
  * io-wq worker is ever created for them), one IN_ACCESS event per read, a
  * read that reaches the end equal to getdents64(2)'s (records, last d_off,
  * file position, IN_ACCESS events), and on ext4 the width of d_off: kernel/test-vm also builds this file as
- * a static i386 program, whose positions must be 32-bit ones in io-wq too.
+ * a static i386 program, whose positions must be 32-bit ones in io-wq too;
+ * with RING_WIDTH_TEST (the 7.3 series), a 64-bit ring whose io-wq worker
+ * was forked in a 32-bit io_uring_enter must still give 64-bit ones.
  * Readdirplus (IORING_GETDENTS_PLUS): every record against statx(2) of its
  * name, inline and in io-wq, a mount on an entry, the record layout, small
  * buffers and bad flags, every reserved SQE byte, a directory that cannot be searched, entries
@@ -940,6 +942,137 @@ static int in_child(int (*fn)(int, const struct listing *), int dfd,
 	return 0;
 }
 
+#if defined(__x86_64__) && RING_WIDTH_TEST
+/*
+ * io_uring_enter(2) made as a 32-bit system call (int $0x80, i386 number
+ * 426) by this 64-bit task: the kernel runs it with TS_COMPAT set, as for
+ * an i386 program. Registers of the i386 convention: ebx, ecx, edx, esi,
+ * edi, ebp; sig (edi) and sigsz (ebp) are 0. The stack pointer steps over
+ * the red zone before ebp is saved on the stack.
+ */
+static int ring_enter_int80(struct ring *r, unsigned int submit,
+			    unsigned int wait, unsigned int flags)
+{
+	long ret;
+
+	__asm__ volatile("sub $128, %%rsp\n\t"
+			 "push %%rbp\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "int $0x80\n\t"
+			 "pop %%rbp\n\t"
+			 "add $128, %%rsp"
+			 : "=a"(ret)
+			 : "0"(426L), "b"((long)r->fd), "c"((long)submit),
+			   "d"((long)wait), "S"((long)flags), "D"(0L)
+			 : "memory", "cc", "r8", "r9", "r10", "r11");
+	return (int)ret;
+}
+
+/*
+ * One GETDENTS forced to io-wq from off; its records are appended to got.
+ * With compat, submitted by ring_enter_int80(). Returns the result.
+ */
+static int width_read(struct ring *r, int dfd, int64_t off, int compat,
+		      struct listing *got)
+{
+	static char buf[4096];
+	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_cqe cqe;
+	int ret;
+
+	prep_getdents(sqe, dfd, buf, sizeof(buf), off, 1);
+	sqe->flags |= IOSQE_ASYNC;
+	ret = compat ? ring_enter_int80(r, 1, 1, IORING_ENTER_GETEVENTS) :
+		       ring_enter(r, 1, 1, IORING_ENTER_GETEVENTS);
+	if (ret != 1)
+		return fail("io_uring_enter%s submitted %d",
+			    compat ? " (int $0x80)" : "", ret);
+	if (wait_cqe(r, &cqe))
+		return fail("waiting for a completion failed");
+	if (cqe.res > 0 && parse(got, buf, cqe.res))
+		return fail("bad record from GETDENTS");
+	return cqe.res;
+}
+
+/* In a child, a task with no io-wq yet: see test_ring_width_in_iowq(). */
+static int ring_width_child(int dfd, const struct listing *want)
+{
+	static struct listing got, part;
+	struct ring r;
+	int64_t off = 0;
+	int i, k, res, compat = 1;
+
+	if (ring_init(&r, 8, 0))
+		return fail("io_uring_setup in the child");
+	if (lseek(dfd, 0, SEEK_SET) != 0)
+		return fail("lseek: %s", strerror(errno));
+	/* Chained by d_off; the first read forks the worker (compat). */
+	got.n = 0;
+	while ((res = width_read(&r, dfd, off, compat, &got)) > 0) {
+		off = got.r[got.n - 1].off;
+		compat = 0;
+	}
+	if (res < 0)
+		return fail("GETDENTS in io-wq from %lld%s: %d", (long long)off,
+			    compat ? ", the first, worker forked in int $0x80" : "",
+			    res);
+	if (compare(&got, want, "GETDENTS of a 64-bit ring, its worker forked in a compat io_uring_enter, against getdents64"))
+		return 1;
+	/* From d_off values getdents64 gave, each after a seek back to 0. */
+	for (k = 1; k < want->n - 1; k += want->n / 5 + 1) {
+		if (lseek(dfd, 0, SEEK_SET) != 0)
+			return fail("lseek: %s", strerror(errno));
+		part.n = 0;
+		res = width_read(&r, dfd, want->r[k].off, 0, &part);
+		if (res <= 0)
+			return fail("GETDENTS in io-wq from getdents64's d_off 0x%llx: %d",
+				    (long long)want->r[k].off, res);
+		for (i = 0; i < part.n; i++)
+			if (k + 1 + i >= want->n ||
+			    !same_record(&part.r[i], &want->r[k + 1 + i]))
+				return fail("GETDENTS from d_off 0x%llx: record %d is %s (d_off 0x%llx), expected getdents64's record %d",
+					    (long long)want->r[k].off, i,
+					    part.r[i].name,
+					    (long long)part.r[i].off, k + 1 + i);
+	}
+	return 0;
+}
+
+/*
+ * The width of ext4's positions in io-wq is the ring's, not the worker's.
+ * A worker inherits TS_COMPAT from the task that forks it, in whatever
+ * system call that task is making: here a 64-bit task makes its ring's
+ * first punt through a 32-bit io_uring_enter (int $0x80), and the worker
+ * it forks there reads every later request of the ring too. Every read
+ * must give the records and d_off values of the task's own getdents64(2),
+ * 64-bit hash positions, chained by d_off and from d_off values taken
+ * from getdents64 (a seek, validated by ext4 with the same width). Only
+ * on ext4 with htree (hash positions), only as a 64-bit program.
+ */
+static int test_ring_width_in_iowq(void)
+{
+	static struct listing want;
+	struct statfs sfs;
+	int dfd, i, wide = 0;
+
+	if (make_dir("ring-width", 300, &dfd) || fstatfs(dfd, &sfs))
+		return 1;
+	if (sfs.f_type != EXT4_SUPER_MAGIC) {
+		close(dfd);
+		return 0;
+	}
+	if (reference(dfd, &want))
+		return 1;
+	for (i = 0; i < want.n - 1; i++)
+		wide |= want.r[i].off > (int64_t)UINT32_MAX;
+	if (!wide)
+		return fail("getdents64 gave no d_off wider than 32 bits: not an htree directory");
+	i = in_child(ring_width_child, dfd, &want);
+	close(dfd);
+	return i;
+}
+#endif
+
 /*
  * In a child process with a ring of its own, so no io-wq worker exists
  * yet: a request punted to io-wq creates one, a request completed inline
@@ -1740,6 +1873,9 @@ int main(void)
 		{ "access_events_once_per_read", test_access_events_once_per_read },
 		{ "end_read_as_getdents64", test_end_read_as_getdents64 },
 		{ "d_off_width", test_d_off_width },
+#if defined(__x86_64__) && RING_WIDTH_TEST
+		{ "ring_width_in_iowq", test_ring_width_in_iowq },
+#endif
 		{ "plus_matches_statx", test_plus_matches_statx },
 		{ "plus_dcache", test_plus_dcache },
 		{ "plus_small_buffer_and_flags", test_plus_small_buffer_and_flags },
