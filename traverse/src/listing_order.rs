@@ -5,7 +5,7 @@
 //! inode number (on the filesystems where that helps: not tmpfs, NFS nor
 //! CIFS). The walk records each entry's place in its listing
 //! ([`crate::node::ListingPlace`]) and each large directory's rule
-//! ([`sorts_by_inode`]); [`ListingOrder`] compares two entries by them.
+//! ([`ListingRule`]); [`ListingOrder`] compares two entries by them.
 
 use std::cmp::Ordering;
 use std::os::fd::BorrowedFd;
@@ -27,7 +27,7 @@ const UNSORTED_FS: [libc::c_long; 3] = [0x0102_1994, 0x6969, 0xFF53_4D42];
 
 /// Whether `du` sorts some of the `entries` entries of the directory open
 /// as `fd` by inode number (its first batch at least).
-pub(crate) fn sorts_by_inode(entries: u64, fd: BorrowedFd<'_>) -> bool {
+fn sorts_by_inode(entries: u64, fd: BorrowedFd<'_>) -> bool {
     entries > INODE_SORT_ABOVE && crate::sys::fs_type(fd).is_ok_and(|t| !UNSORTED_FS.contains(&t))
 }
 
@@ -160,6 +160,19 @@ impl ListingRule {
         }
     }
 
+    /// The rule of a directory of `sorted_entries` entries that `du` sorts
+    /// by inode (0: as listed), as [`sorted_entries`](Self::sorted_entries)
+    /// gave it.
+    pub(crate) fn sorting(sorted_entries: u64) -> ListingRule {
+        ListingRule { sorted_entries }
+    }
+
+    /// The directory's entry count if `du` sorts some of them by inode,
+    /// else 0.
+    pub(crate) fn sorted_entries(self) -> u64 {
+        self.sorted_entries
+    }
+
     /// The rule of the directory at `dir`, as [`of`](Self::of), opening it
     /// only for more than 10 000 entries (the only case that asks its
     /// filesystem): for a program that has the path, not a descriptor.
@@ -184,15 +197,6 @@ impl ListingRule {
         };
         (u128::from(batch) << 96) | (u128::from(ino) << 32) | u128::from(place.seq)
     }
-}
-
-/// How fts orders two entries of a directory whose
-/// [`DirNode::inode_sorted`] is `entries`.
-fn siblings(entries: u64, a: ListingPlace, b: ListingPlace) -> Ordering {
-    let rule = ListingRule {
-        sorted_entries: entries,
-    };
-    rule.key(a).cmp(&rule.key(b))
 }
 
 impl ListingOrder {
@@ -237,7 +241,8 @@ impl ListingOrder {
         loop {
             match (x.up(), y.up()) {
                 (Some(Step::Dir(p)), Some(q)) if q.same(Step::Dir(p)) => {
-                    let order = siblings(p.inode_sorted(), x.place(), y.place());
+                    let rule = p.listing_rule();
+                    let order = rule.key(x.place()).cmp(&rule.key(y.place()));
                     return (order, p.read_whole());
                 }
                 (Some(px), Some(py)) => (x, y) = (px, py),
@@ -276,6 +281,13 @@ mod tests {
 
     fn at(seq: u32, ino: u64) -> ListingPlace {
         ListingPlace { seq, ino }
+    }
+
+    /// How du orders two entries of a directory of `entries` entries that
+    /// it sorts by inode (0: as listed).
+    fn siblings(entries: u64, a: ListingPlace, b: ListingPlace) -> Ordering {
+        let rule = ListingRule::sorting(entries);
+        rule.key(a).cmp(&rule.key(b))
     }
 
     /// Two files of subdirectories of a directory still being read compare

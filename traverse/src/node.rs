@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use io_uring_getdents::dirent::DirentIter;
 
 use crate::ignore_rules::DirRules;
+use crate::listing_order::ListingRule;
 use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
 
@@ -237,30 +238,27 @@ impl DirNode {
         self.place
     }
 
-    /// Its entries, where `du` sorts some of them by inode (else 0, also
-    /// while it is not read whole).
-    pub fn inode_sorted(&self) -> u64 {
+    /// How `du` orders its entries ([`ListingRule::AS_LISTED`] while it is
+    /// not read whole).
+    pub fn listing_rule(&self) -> ListingRule {
         match self.inode_sorted.load(Ordering::Relaxed) {
-            NOT_READ => 0,
-            n => n,
+            NOT_READ => ListingRule::AS_LISTED,
+            n => ListingRule::sorting(n),
         }
     }
 
     /// Whether it was read whole ([`listing_read`](Self::listing_read)):
-    /// [`inode_sorted`](Self::inode_sorted) is final.
+    /// [`listing_rule`](Self::listing_rule) is final.
     pub fn read_whole(&self) -> bool {
         self.inode_sorted.load(Ordering::Relaxed) != NOT_READ
     }
 
-    /// It was read whole, `entries` of them, through `fd`: records them
-    /// where `du` sorts some by inode ([`crate::listing_order::sorts_by_inode`]).
+    /// It was read whole, `entries` of them, through `fd`: records how
+    /// `du` orders them ([`ListingRule::of`]).
     pub fn listing_read(&self, entries: u64, fd: std::os::fd::BorrowedFd<'_>) {
-        let sorted = if crate::listing_order::sorts_by_inode(entries, fd) {
-            entries
-        } else {
-            0
-        };
-        self.inode_sorted.store(sorted, Ordering::Relaxed);
+        let rule = ListingRule::of(entries, fd);
+        self.inode_sorted
+            .store(rule.sorted_entries(), Ordering::Relaxed);
     }
 
     /// Its ignore rules, once read ([`crate::ignore_rules`]).
