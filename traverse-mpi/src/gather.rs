@@ -59,9 +59,7 @@ pub fn gather(world: &SimpleCommunicator, share: Share) -> Option<Share> {
             });
             rec.totals += totals;
             rec.more_names += more_names;
-            if rec.chain.is_empty() {
-                rec.chain = chain;
-            }
+            rec.note_place(&chain);
         }
         while !r.is_empty() {
             let path = r.bytes().to_vec();

@@ -179,8 +179,6 @@ fn sum_subtrees(share: &mut Share) {
         up.depth = depth - 1;
         up.totals += rec.totals;
         up.more_names += rec.more_names;
-        if up.chain.is_empty() {
-            up.chain = rec.chain[..rec.chain.len().saturating_sub(1)].to_vec();
-        }
+        up.note_place(&rec.chain[..rec.chain.len().saturating_sub(1)]);
     }
 }

@@ -225,9 +225,7 @@ impl Links {
             let rec = self.more_names.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
             rec.more_names += 1;
-            if rec.chain.is_empty() {
-                rec.chain = name.chain[..depth.min(name.chain.len())].to_vec();
-            }
+            rec.note_place(&name.chain);
         }
     }
 
@@ -283,9 +281,7 @@ impl Links {
             let rec = share.dirs.entry(dir.to_vec()).or_default();
             rec.depth = depth as u32;
             rec.totals += sizes;
-            if rec.chain.is_empty() {
-                rec.chain = name.chain[..depth.min(name.chain.len())].to_vec();
-            }
+            rec.note_place(&name.chain);
             if self
                 .keep
                 .files_to
@@ -304,9 +300,7 @@ impl Links {
             let rec = share.dirs.entry(dir).or_default();
             rec.depth = more.depth;
             rec.more_names += more.more_names;
-            if rec.chain.is_empty() {
-                rec.chain = more.chain;
-            }
+            rec.note_place(&more.chain);
         }
     }
 }

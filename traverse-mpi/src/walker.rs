@@ -47,6 +47,16 @@ pub struct DirRec {
     pub chain: Chain,
 }
 
+impl DirRec {
+    /// Records the directory's place in du's order from `chain`, a place
+    /// at or below it (its first `depth` keys), unless it is known already.
+    pub fn note_place(&mut self, chain: &[u128]) {
+        if self.chain.is_empty() {
+            self.chain = chain[..chain.len().min(self.depth as usize)].to_vec();
+        }
+    }
+}
+
 /// A name of a hard-linked inode, sent to the inode's owner.
 #[derive(Clone, Debug)]
 pub struct LinkName {
@@ -335,9 +345,7 @@ impl Walker {
             let rec = share.dirs.entry(key.to_vec()).or_default();
             rec.depth = depth as u32;
             rec.totals += t;
-            if rec.chain.is_empty() {
-                rec.chain = chain[..depth.min(chain.len())].to_vec();
-            }
+            rec.note_place(chain);
         }
     }
 
