@@ -55,10 +55,10 @@
 
 /*
  * Not in any released uapi: the numbers of the series, the opcode passed
- * by kernel/test-vm (58 on the 6.12 base, 65 on 7.3).
+ * by kernel/test-vm (65: after IORING_OP_URING_CMD128 of Linux 7.3).
  */
 #ifndef IORING_OP_GETDENTS
-#define IORING_OP_GETDENTS	58
+#define IORING_OP_GETDENTS	65
 #endif
 #define IORING_CQE_F_DIR_EOF	(1U << 14)
 #define IORING_GETDENTS_PLUS	(1U << 0)

@@ -13,8 +13,8 @@
  * read that reaches the end equal to getdents64(2)'s (records, last d_off,
  * file position, IN_ACCESS events), and on ext4 the width of d_off: kernel/test-vm also builds this file as
  * a static i386 program, whose positions must be 32-bit ones in io-wq too;
- * with RING_WIDTH_TEST (the 7.3 series), a 64-bit ring whose io-wq worker
- * was forked in a 32-bit io_uring_enter must still give 64-bit ones.
+ * a 64-bit ring whose io-wq worker was forked in a 32-bit io_uring_enter
+ * must still give 64-bit ones.
  * Readdirplus (IORING_GETDENTS_PLUS): every record against statx(2) of its
  * name, inline and in io-wq, a mount on an entry, the record layout, small
  * buffers and bad flags, every reserved SQE byte, a directory that cannot be searched, entries
@@ -942,7 +942,7 @@ static int in_child(int (*fn)(int, const struct listing *), int dfd,
 	return 0;
 }
 
-#if defined(__x86_64__) && RING_WIDTH_TEST
+#if defined(__x86_64__)
 /*
  * io_uring_enter(2) made as a 32-bit system call (int $0x80, i386 number
  * 426) by this 64-bit task: the kernel runs it with TS_COMPAT set, as for
@@ -1873,7 +1873,7 @@ int main(void)
 		{ "access_events_once_per_read", test_access_events_once_per_read },
 		{ "end_read_as_getdents64", test_end_read_as_getdents64 },
 		{ "d_off_width", test_d_off_width },
-#if defined(__x86_64__) && RING_WIDTH_TEST
+#if defined(__x86_64__)
 		{ "ring_width_in_iowq", test_ring_width_in_iowq },
 #endif
 		{ "plus_matches_statx", test_plus_matches_statx },

@@ -14,33 +14,14 @@ install_missing() {
 	"$(dirname "${BASH_SOURCE[0]}")/../.ci/apt-install" "$@" || die "could not install $*"
 }
 
-# kernel_series: the series for the base kernel/build builds (KERNEL_BASE:
-# 6.12, the default, or 7.3), the one place that maps a base to its
-# series. Sets series_base, series_patches (the directory of its patches),
-# series_opcode (the number it gives IORING_OP_GETDENTS: the opcode after
-# the last one of that release, 58 on 6.12 where IORING_OP_LISTEN is 57,
-# 65 on 7.3 where IORING_OP_URING_CMD128 is 64; for the C tests, which
-# Debian 12's headers cannot give it to) and series_suffix (added to the
-# names of results kept per base: empty on 6.12, "-7.3" on 7.3).
+# The series kernel/build applies (series_patches) and the number it gives
+# IORING_OP_GETDENTS (series_opcode: the opcode after the last one of Linux
+# 7.3, IORING_OP_URING_CMD128 = 64), for the C tests, which Debian 12's
+# headers cannot give it to.
 # shellcheck disable=SC2034 # read by the scripts that source lib.sh
-kernel_series() {
-	series_base=${KERNEL_BASE:-6.12}
-	local kernel
-	kernel=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-	case $series_base in
-	6.12)
-		series_patches=$kernel/patches
-		series_opcode=58
-		series_suffix=
-		;;
-	7.3)
-		series_patches=$kernel/patches-7.3
-		series_opcode=65
-		series_suffix=-7.3
-		;;
-	*) die "KERNEL_BASE must be 6.12 or 7.3, not '$series_base'" ;;
-	esac
-}
+series_patches=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/patches
+# shellcheck disable=SC2034
+series_opcode=65
 
 # --- initramfs lists for gen_init_cpio (test-vm, bench-vm, nowait-bench) ----
 # initramfs_start LIST: starts an empty list with /dev/console and

@@ -22,15 +22,6 @@
 #include "liburing.h"
 #include "helpers.h"
 
-/*
- * The opcode of the kernel under test. A series that is not on liburing's
- * uapi base (the one on Linux 6.12 appends GETDENTS after IORING_OP_LISTEN,
- * a number mainline later gave to IORING_OP_RECV_ZC) is built with its own.
- */
-#ifndef GETDENTS_OPCODE
-#define GETDENTS_OPCODE	IORING_OP_GETDENTS
-#endif
-
 #define NR_FILES	300
 #define BUF_SIZE	1024
 #define MAX_RECORDS	(NR_FILES + 8)
@@ -49,13 +40,6 @@ struct listing {
 };
 
 static char dir_path[64];
-
-static void prep_getdents(struct io_uring_sqe *sqe, int fd, void *buf,
-			  unsigned int len, __u64 off)
-{
-	io_uring_prep_getdents(sqe, fd, buf, len, off);
-	sqe->opcode = GETDENTS_OPCODE;
-}
 
 /* Appends the linux_dirent64 records of buf[0..len) to l. */
 static int parse(struct listing *l, const char *buf, int len)
@@ -152,7 +136,7 @@ static int read_one(struct io_uring *ring, int fd, void *buf, unsigned len,
 	int ret;
 
 	sqe = io_uring_get_sqe(ring);
-	prep_getdents(sqe, fd, buf, len, off);
+	io_uring_prep_getdents(sqe, fd, buf, len, off);
 	sqe->flags |= sqe_flags;
 	ret = t_submit_and_wait_single(ring, &cqe);
 	if (ret < 0)
@@ -229,7 +213,7 @@ static int test_linked(struct io_uring *ring)
 	for (i = 0; i < NR_LINKED; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
-		prep_getdents(sqe, fd, bufs[i], BUF_SIZE, -1ULL);
+		io_uring_prep_getdents(sqe, fd, bufs[i], BUF_SIZE, -1ULL);
 		if (i != NR_LINKED - 1)
 			sqe->flags |= IOSQE_IO_LINK;
 		sqe->user_data = i;
@@ -400,7 +384,7 @@ static int test_cancel_linked(struct io_uring *ring)
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 0;
 	sqe = io_uring_get_sqe(ring);
-	prep_getdents(sqe, fd, buf, sizeof(buf), -1ULL);
+	io_uring_prep_getdents(sqe, fd, buf, sizeof(buf), -1ULL);
 	sqe->user_data = 1;
 	ret = io_uring_submit(ring);
 	if (ret != 2) {
@@ -463,7 +447,7 @@ static int test_exit_in_flight(void)
 		for (i = 0; i < 32; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-			prep_getdents(sqe, fd, bufs[i], BUF_SIZE, -1ULL);
+			io_uring_prep_getdents(sqe, fd, bufs[i], BUF_SIZE, -1ULL);
 			sqe->flags |= IOSQE_ASYNC;
 		}
 		_exit(io_uring_submit(&ring) == 32 ? 0 : 3);
@@ -578,11 +562,11 @@ int main(int argc, char *argv[])
 		return T_EXIT_SKIP;
 
 	probe = io_uring_get_probe();
-	supported = probe && io_uring_opcode_supported(probe, GETDENTS_OPCODE);
+	supported = probe && io_uring_opcode_supported(probe, IORING_OP_GETDENTS);
 	io_uring_free_probe(probe);
 	if (!supported) {
 		printf("IORING_OP_GETDENTS (%d) not supported, skipped\n",
-		       GETDENTS_OPCODE);
+		       IORING_OP_GETDENTS);
 		return T_EXIT_SKIP;
 	}
 	if (make_tree())
@@ -607,7 +591,7 @@ int main(int argc, char *argv[])
 	io_uring_queue_exit(&ring);
 	if (ret == -EINVAL || ret == -ENOTSOCK || ret == -EOPNOTSUPP) {
 		printf("opcode %d does not read directories (%d), skipped\n",
-		       GETDENTS_OPCODE, ret);
+		       IORING_OP_GETDENTS, ret);
 		ret = T_EXIT_SKIP;
 		goto out;
 	}
