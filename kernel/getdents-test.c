@@ -21,8 +21,8 @@
  * removed and renamed between reads or while a read looks them up, and
  * that a directory in the dcache is read with no io-wq worker; with
  * IORING_GETDENTS_PLUS_DCACHE, the same answers from the dcache, inline
- * and in io-wq, and -EAGAIN for the one name a lookup would have to
- * follow a mount for.
+ * and in io-wq, a mount on an entry followed there too, and "." of a
+ * directory covered by a mount, which stays the directory.
  *
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
  * tmpfs, ext4 and XFS, which the series covers, and on btrfs and overlayfs,
@@ -1378,12 +1378,9 @@ static int same_statx(const char *name, const struct statx *a,
 	return 0;
 }
 
-/*
- * Every record of got against getdents64(2) and statx(2) of its name; the
- * name not_looked_up (or none if NULL) must carry -EAGAIN instead.
- */
-static int check_plus_but(int dfd, const struct plus_listing *got,
-			  const char *what, const char *not_looked_up)
+/* Every record of got against getdents64(2) and statx(2) of its name. */
+static int check_plus(int dfd, const struct plus_listing *got,
+		      const char *what)
 {
 	static struct listing want, names;
 	int i;
@@ -1406,12 +1403,6 @@ static int check_plus_but(int dfd, const struct plus_listing *got,
 					    rec->error);
 			continue;
 		}
-		if (not_looked_up && !strcmp(rec->d.name, not_looked_up)) {
-			if (rec->error != -EAGAIN)
-				return fail("%s: %s carries %d, not -EAGAIN",
-					    what, rec->d.name, rec->error);
-			continue;
-		}
 		if (rec->error)
 			return fail("%s: %s carries error %d", what,
 				    rec->d.name, rec->error);
@@ -1430,12 +1421,6 @@ static int check_plus_but(int dfd, const struct plus_listing *got,
 				    (unsigned long long)rec->stx.stx_ino);
 	}
 	return 0;
-}
-
-static int check_plus(int dfd, const struct plus_listing *got,
-		      const char *what)
-{
-	return check_plus_but(dfd, got, what, NULL);
 }
 
 /* Makes base/name as make_dir() and adds one entry of every other kind. */
@@ -1523,10 +1508,35 @@ static int dcache_turn(void)
 }
 
 /*
+ * The record of name in got: no error, the root of what is mounted there,
+ * as statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) shows it.
+ */
+static int check_mounted_root(int dfd, const struct plus_listing *got,
+			      const char *name, const char *what)
+{
+	struct statx stx;
+	int i;
+
+	for (i = 0; i < got->n && strcmp(got->r[i].d.name, name); i++)
+		;
+	if (i == got->n)
+		return fail("%s: no record for %s", what, name);
+	if (got->r[i].error)
+		return fail("%s: %s, a mount point, carries %d", what, name,
+			    got->r[i].error);
+	if (!(got->r[i].stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return fail("%s: %s is not the mounted root", what, name);
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, PLUS_MASK,
+		  &stx))
+		return fail("statx %s: %s", name, strerror(errno));
+	return same_statx(name, &got->r[i].stx, &stx, 1);
+}
+
+/*
  * IORING_GETDENTS_PLUS_DCACHE on a directory just made, so in the dcache:
- * every record as a full lookup gives it, inline and in io-wq, but for
- * "sub" with a tmpfs mounted on it, which a lookup from the dcache does
- * not follow: -EAGAIN (the test VM also drops the dentries of ext4 and
+ * every record as a full lookup gives it, inline and in io-wq, "sub" too,
+ * with a tmpfs mounted on it: a lookup from the dcache follows the mount
+ * as a path walk does (the test VM also drops the dentries of ext4 and
  * XFS: tests/kernel_plus.rs).
  */
 /*
@@ -1587,14 +1597,16 @@ static int test_plus_dcache(void)
 	}
 	snprintf(sub, sizeof(sub), "%s/plus-dcache/sub", base);
 	mounted = !mount("plus-dcache-sub", sub, "tmpfs", 0, "mode=0751");
-	if (!mounted)
-		printf("  (no mount on an entry: %s)\n", strerror(errno));
+	if (!mounted) {
+		fail("mount on %s: %s", sub, strerror(errno));
+		goto out;
+	}
 	plus_dcache = IORING_GETDENTS_PLUS_DCACHE;
 	for (async = 0; async < 2; async++) {
 		plus_sqe_flags = async ? IOSQE_ASYNC : 0;
 		if (list_plus(dfd, 1200, 0, &got) ||
-		    check_plus_but(dfd, &got, "from the dcache",
-				   mounted ? "sub" : NULL))
+		    check_plus(dfd, &got, "from the dcache") ||
+		    check_mounted_root(dfd, &got, "sub", "from the dcache"))
 			goto out;
 	}
 	ret = 0;
@@ -1603,6 +1615,52 @@ out:
 	plus_dcache = 0;
 	if (mounted && umount(sub) && !ret)
 		ret = fail("umount %s: %s", sub, strerror(errno));
+	close(dfd);
+	close(lock);
+	return ret;
+}
+
+/*
+ * A directory opened, then covered by a mount: its "." record is the
+ * directory the descriptor names, as statx(fd, ".") gives it, not the root
+ * of the mount on top ("." is not followed into a mount by a path walk),
+ * inline and in io-wq, with and without IORING_GETDENTS_PLUS_DCACHE.
+ */
+static int test_plus_dot_overmounted(void)
+{
+	static struct plus_listing got;
+	char dir[PATH_MAX + 16];
+	int dfd = -1, mode, ret = 1, lock;
+
+	lock = dcache_turn();
+	if (lock < 0)
+		return 1;
+	if (make_plus_dir("plus-over", 40, &dfd)) {
+		close(lock);
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s/plus-over", base);
+	if (mount("plus-over", dir, "tmpfs", 0, "mode=0751")) {
+		fail("mount on %s: %s", dir, strerror(errno));
+		close(dfd);
+		close(lock);
+		return 1;
+	}
+	for (mode = 0; mode < 4; mode++) {
+		plus_sqe_flags = mode & 1 ? IOSQE_ASYNC : 0;
+		plus_dcache = mode & 2 ? IORING_GETDENTS_PLUS_DCACHE : 0;
+		if (list_plus(dfd, 1200, 0, &got))
+			goto out;
+		if (plus_dcache && !fs_in_series ? check_plus_refused(dfd, &got) :
+		    check_plus(dfd, &got, "overmounted directory"))
+			goto out;
+	}
+	ret = 0;
+out:
+	plus_sqe_flags = 0;
+	plus_dcache = 0;
+	if (umount(dir) && !ret)
+		ret = fail("umount %s: %s", dir, strerror(errno));
 	close(dfd);
 	close(lock);
 	return ret;
@@ -1986,6 +2044,7 @@ int main(void)
 #endif
 		{ "plus_matches_statx", test_plus_matches_statx },
 		{ "plus_dcache", test_plus_dcache },
+		{ "plus_dot_overmounted", test_plus_dot_overmounted },
 		{ "plus_small_buffer_and_flags", test_plus_small_buffer_and_flags },
 		{ "plus_reserved_bytes_einval", test_plus_reserved_bytes_einval },
 		{ "plus_no_search_permission", test_plus_no_search_permission },
