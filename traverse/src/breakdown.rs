@@ -223,6 +223,10 @@ struct LinkNames {
     /// names (a further name counted from `d_ino` may come first: see
     /// [`Breakdown::link_known`]).
     sizes: Option<LinkStat>,
+    /// Under -L ([`Breakdown::followed`]): whether one of its names was
+    /// the walk's first reach of it, so that it counts under this root.
+    /// `None` for a hard-linked inode, each of whose names is an entry.
+    reached: Option<bool>,
     /// The name du meets first ([`ListingOrder`]) of those compared so
     /// far: its path, directory and place there.
     first: Name,
@@ -274,7 +278,23 @@ impl Breakdown {
         time: Option<Timestamp>,
     ) {
         let sizes = (st.size, st.blocks, st.mode, time);
-        self.name(st.id(), Some(sizes), (dir, place), path);
+        self.name(st.id(), (Some(sizes), None), (dir, place), path);
+    }
+
+    /// Under -L: a name `path` of the file `st` (not a directory) in
+    /// `dir`, reached as itself or through a link; `first`: the walk's
+    /// first reach of it (else it was reached before, in this walk or
+    /// under an earlier root). As du, the file counts once, entry and
+    /// sizes, in the directory of the name du meets first.
+    pub fn followed(
+        &self,
+        at: (&Arc<DirNode>, ListingPlace),
+        path: &[u8],
+        st: &Stat,
+        (time, first): (Option<Timestamp>, bool),
+    ) {
+        let sizes = (st.size, st.blocks, st.mode, time);
+        self.name(st.id(), (Some(sizes), Some(first)), at, path);
     }
 
     /// A further name `path` of the hard-linked inode `key`, counted from
@@ -287,7 +307,7 @@ impl Breakdown {
         path: &[u8],
         key: FileId,
     ) {
-        self.name(key, None, (dir, place), path);
+        self.name(key, (None, None), (dir, place), path);
     }
 
     /// A name at `place` of `dir`: the first so far, or not, or not known
@@ -295,7 +315,7 @@ impl Breakdown {
     fn name(
         &self,
         key: FileId,
-        sizes: Option<LinkStat>,
+        (sizes, reached): (Option<LinkStat>, Option<bool>),
         (dir, place): (&Arc<DirNode>, ListingPlace),
         path: &[u8],
     ) {
@@ -304,11 +324,15 @@ impl Breakdown {
         let mut links = lock(&self.links[shard_of(&key)]);
         let names = links.entry(key).or_insert_with(|| LinkNames {
             sizes,
+            reached,
             first: (path.to_owned(), Arc::clone(dir), place),
             undecided: Vec::new(),
             holders: Vec::new(),
         });
         names.sizes = names.sizes.or(sizes);
+        if let Some(first) = reached {
+            names.reached = Some(first || names.reached == Some(true));
+        }
         names.holders.push(Arc::clone(dir));
         let (_, first_dir, first_place) = &names.first;
         let this = ListingOrder::file(dir, place);
@@ -362,9 +386,10 @@ impl Breakdown {
         }
     }
 
-    /// Settles the hard-linked inodes at the end of the walk: each not in
-    /// `seen` (counted under an earlier root) is counted in the directory
-    /// of its first path; then the directories holding names go on.
+    /// Settles the hard-linked inodes (and under -L every file) at the end
+    /// of the walk: each not in `seen` (counted under an earlier root) is
+    /// counted in the directory of its first path; then the directories
+    /// holding names go on.
     pub fn settle(&self, seen: &HashSet<FileId>) {
         let links = self
             .links
@@ -372,18 +397,25 @@ impl Breakdown {
             .flat_map(|shard| std::mem::take(&mut *lock(shard)));
         let mut holders = Vec::new();
         for (key, names) in links {
-            // Each name is one more than the inode counts as, except the
-            // one it is counted under, if it is.
-            for dir in &names.holders {
-                let tally = dir.tally().expect("a breakdown tallies every directory");
-                tally.add_more_names(1);
-            }
+            // Each name of a hard-linked inode is one more than the inode
+            // counts as, except the one it is counted under, if it is.
+            // Under -L no name was an entry yet: the first becomes one.
+            let counts = names.reached.unwrap_or_else(|| {
+                for dir in &names.holders {
+                    let tally = dir.tally().expect("a breakdown tallies every directory");
+                    tally.add_more_names(1);
+                }
+                !seen.contains(&key)
+            });
             // No sizes: no name of it was counted with its stat (one on
             // another filesystem, under -x), nor in the totals.
-            if let Some((size, blocks, mode, time)) = names.sizes.filter(|_| !seen.contains(&key)) {
+            if let Some((size, blocks, mode, time)) = names.sizes.filter(|_| counts) {
                 let mut sizes = Totals::default();
                 sizes.add_sizes(size, blocks);
                 sizes.add_time(time);
+                if names.reached.is_some() {
+                    sizes.add_kind(mode);
+                }
                 let order = |(_, dir, place): &Name| ListingOrder::file(dir, *place);
                 let (path, dir, place) = names
                     .undecided
@@ -393,7 +425,9 @@ impl Breakdown {
                     .expect("a first name");
                 let tally = dir.tally().expect("a breakdown tallies every directory");
                 tally.add(&sizes);
-                tally.name_counted();
+                if names.reached.is_none() {
+                    tally.name_counted();
+                }
                 let first = FileTotals::new(path, (dir, *place), mode, (size, blocks), time);
                 self.file(&first);
             }

@@ -41,6 +41,8 @@ pub(crate) struct Worker<'v> {
     /// With a breakdown: what was counted in the current directory since
     /// [`enter`](Self::enter), added to its tally when it is left.
     breakdown: Option<Arc<Breakdown>>,
+    /// Under -L with a breakdown: every file goes to it by each name.
+    follow_names: bool,
     here: Totals,
     /// With an ncdu export: the current directory's entries, and whether
     /// reading it failed.
@@ -68,6 +70,7 @@ impl<'v> Worker<'v> {
             entry_path: Vec::new(),
             seen: DirProgress::new(Arc::clone(&shared.progress)),
             breakdown: shared.breakdown.clone(),
+            follow_names: shared.breakdown.is_some() && shared.reached.is_some(),
             here: Totals::default(),
             here_ncdu: Vec::new(),
             here_failed: false,
@@ -292,7 +295,8 @@ impl<'v> Worker<'v> {
             st
         };
         if let (Some(links), Some(st)) = (links, st) {
-            if st.is_hard_linked() {
+            // Under -L every name is stat'ed: the breakdown needs each.
+            if st.is_hard_linked() && !self.follow_names {
                 links.insert(st.id());
             }
         }
@@ -381,8 +385,10 @@ impl<'v> Worker<'v> {
                 return false;
             }
         }
-        // Reached again through another link: du -L counts it once.
-        if st.is_some_and(|st| !shared.first_reach(st)) {
+        // Reached again through another link: du -L counts it once (a file
+        // in the directory of the name it meets first).
+        if let Some(st) = st.filter(|st| !shared.first_reach(st)) {
+            self.follow_name(name, st, false);
             return false;
         }
         let is_dir = match st {

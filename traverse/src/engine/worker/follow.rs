@@ -38,6 +38,21 @@ impl Worker<'_> {
         }
     }
 
+    /// Under -L with a breakdown: hands the name `name` of the file `st`,
+    /// reached for the walk's `first` time or again, to the breakdown,
+    /// which counts the file once, where du does (see
+    /// [`crate::breakdown`]). A directory is left alone.
+    pub(super) fn follow_name(&mut self, name: &[u8], st: &Stat, first: bool) {
+        if !self.follow_names || st.is_dir() {
+            return;
+        }
+        self.entry_path_of(name);
+        let time = self.acc.time_of(st);
+        if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+            breakdown.followed((dir, self.place), &self.entry_path, st, (time, first));
+        }
+    }
+
     /// Stats what the symlink `name` of the current directory points to,
     /// by its path (links are rare; the path leads where the link does).
     fn follow(&mut self, name: &[u8], mask: u32) -> io::Result<Stat> {
