@@ -253,10 +253,9 @@ impl DirNode {
         self.inode_sorted.load(Ordering::Relaxed) != NOT_READ
     }
 
-    /// It was read whole, `entries` of them, through `fd`: records how
-    /// `du` orders them ([`ListingRule::of`]).
-    pub fn listing_read(&self, entries: u64, fd: std::os::fd::BorrowedFd<'_>) {
-        let rule = ListingRule::of(entries, fd);
+    /// It was read whole: records how `du` orders its entries
+    /// ([`Shared::listing_rule`](crate::engine::Shared::listing_rule)).
+    pub fn listing_read(&self, rule: ListingRule) {
         self.inode_sorted
             .store(rule.sorted_entries(), Ordering::Relaxed);
     }
