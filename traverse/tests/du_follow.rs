@@ -1,10 +1,11 @@
-//! Under -L, a file reached through several names (links, or itself and
-//! links) counts once, in GNU du's first name in its own walk order,
-//! whatever name a worker reaches first: lines compared unsorted, byte
-//! for byte, with the local du. The du-first name sits deep and the
-//! others shallow, so a parallel walk meets a later one first. On the
-//! temporary directory's filesystem and on tmpfs (du sorts a directory
-//! of more than 10 000 entries by inode on the first, not on tmpfs).
+//! Under -L, a file or a directory reached through several names (links,
+//! or itself and links) counts once, under GNU du's first name in its own
+//! walk order (a directory with its whole subtree), whatever name a
+//! worker reaches first: lines compared unsorted, byte for byte, with the
+//! local du. The du-first name sits deep and the others shallow, so a
+//! parallel walk meets a later one first. On the temporary directory's
+//! filesystem and on tmpfs, in a small directory and in one of more than
+//! 10 000 entries (which du -L sorts by inode on both).
 
 mod testenv;
 
@@ -83,13 +84,15 @@ fn link(root: &Path, target: &str, at: &str) {
 }
 
 /// `t/` whose subdirectories `d0`..`d9` du walks in its own order: in the
-/// first, a deep link to `real/f` and another to `t/<last>/own`, a file
-/// that is also reached as itself; in the others, a shallow link to
-/// `real/f`. With `fill`, `t` holds 10 040 files more (sorted by inode
-/// where du sorts).
-fn tree(env: &TestEnv, fill: bool) {
+/// first, a deep link to `real/f` (or with `dirs` to `real/`) and another
+/// to `t/<last>/own`, a file (a directory) also reached as itself; in the
+/// others, a shallow link to the same as the first. With `fill`, `t`
+/// holds 10 040 files more (sorted by inode where du sorts).
+fn tree(env: &TestEnv, fill: bool, dirs: bool) {
     let root = env.root();
     env.file("real/f", 30_000);
+    env.file("real/sub/g", 9_000);
+    env.mkdir("real/sub/empty");
     let t = env.mkdir("t");
     if fill {
         for i in 0..10_040 {
@@ -103,20 +106,24 @@ fn tree(env: &TestEnv, fill: bool) {
     let order = du_order(&t, &names);
     assert_eq!(order.len(), names.len(), "du's lines: {order:?}");
     let (first, last) = (&order[0], &order[order.len() - 1]);
-    env.file(&format!("t/{last}/own"), 20_000);
+    let (target, own) = match dirs {
+        true => ("real", format!("t/{last}/own/h")),
+        false => ("real/f", format!("t/{last}/own")),
+    };
+    env.file(&own, 20_000);
     let deep = format!("t/{first}/a/b/c/d");
     env.mkdir(&deep);
-    link(root, "real/f", &format!("{deep}/f"));
+    link(root, target, &format!("{deep}/r"));
     link(root, &format!("t/{last}/own"), &format!("{deep}/own"));
     for name in &order[1..] {
-        link(root, "real/f", &format!("t/{name}/f"));
+        link(root, target, &format!("t/{name}/r"));
     }
 }
 
 #[test]
 fn a_file_reached_through_several_links_counts_under_dus_first_name() {
     for env in [TestEnv::new(), TestEnv::in_memory()] {
-        tree(&env, false);
+        tree(&env, false, false);
         for args in [
             &["-aL", "t"][..],
             &["-L", "t"],
@@ -133,7 +140,40 @@ fn a_file_reached_through_several_links_counts_under_dus_first_name() {
 #[test]
 fn in_a_directory_of_more_than_10000_entries_the_first_name_is_dus() {
     for env in [TestEnv::new(), TestEnv::in_memory()] {
-        tree(&env, true);
+        tree(&env, true, false);
+        for args in [
+            &["-aL", "t"][..],
+            &["-L", "t"],
+            &["-L", "--max-depth=1", "t"],
+        ] {
+            same_as_gnu(env.root(), args);
+        }
+    }
+}
+
+#[test]
+fn a_directory_reached_through_several_links_counts_under_dus_first_name() {
+    for env in [TestEnv::new(), TestEnv::in_memory()] {
+        tree(&env, false, true);
+        for args in [
+            &["-aL", "t"][..],
+            &["-L", "t"],
+            &["-L", "--max-depth=2", "t"],
+            &["-L", "-a", "--max-depth=5", "t"],
+            &["-L", "-S", "t"],
+            &["-L", "--inodes", "-a", "t"],
+            &["-L", "-a", "-c", "t", "real"],
+            &["-L", "-a", "-c", "real", "t"],
+        ] {
+            same_as_gnu(env.root(), args);
+        }
+    }
+}
+
+#[test]
+fn in_a_directory_of_more_than_10000_entries_a_directory_is_under_dus_first_name() {
+    for env in [TestEnv::new(), TestEnv::in_memory()] {
+        tree(&env, true, true);
         for args in [
             &["-aL", "t"][..],
             &["-L", "t"],

@@ -302,6 +302,7 @@ impl<'v> Worker<'v> {
         }
         self.entry(shared, name, d_type, st).then(|| {
             let child = DirNode::child_with_stat(dir, cname(), st, self.place);
+            self.walked(&child, st);
             Work::Dir(child, st.map(|st| st.dev))
         })
     }
@@ -333,35 +334,6 @@ impl<'v> Worker<'v> {
                 breakdown.link_known((dir, self.place), &self.entry_path, key);
             }
         }
-    }
-
-    /// Checks the directory being read, stat'ed through its descriptor
-    /// once open (not by name before), against its ancestors: false, with
-    /// the error reported, when it is one of them (a loop). Records its
-    /// identity for the checks below it.
-    pub fn opened_dir(&mut self, shared: &Shared, st: &Stat) -> bool {
-        let Some(dir) = self.dir.clone() else {
-            return true;
-        };
-        if self.counted_before(st) {
-            // Counted under an earlier root: du leaves it out silently,
-            // line included.
-            if let Some(tally) = dir.tally() {
-                tally.leave_out();
-            }
-            return false;
-        }
-        let same = shared.may_loop(st).then(|| dir.parent()).flatten();
-        if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
-            self.dir_loop(same);
-            return false;
-        }
-        if !shared.first_reach(st) {
-            self.leave_out_dir();
-            return false;
-        }
-        dir.set_id(st.id());
-        true
     }
 
     /// Counts the entry `name`, from its stat when the engine made one

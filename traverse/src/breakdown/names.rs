@@ -1,0 +1,276 @@
+//! The names of hard-linked inodes, and under -L of every file and
+//! directory, kept until the end of the walk, when each counts under the
+//! name GNU du meets first.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStringExt;
+use std::sync::Arc;
+
+use super::Breakdown;
+use crate::file_totals::FileTotals;
+use crate::links::shard_of;
+use crate::listing_order::ListingOrder;
+use crate::node::{push_name, DirNode, ListingPlace};
+use crate::sys::{FileId, Stat};
+use crate::tally::lock;
+use crate::timestamp::Timestamp;
+use crate::totals::Totals;
+
+/// What the breakdown keeps of a hard-linked inode's stat.
+type LinkStat = (u64, u64, u32, Option<Timestamp>);
+
+/// A name of a hard-linked inode: its path, directory and place there.
+type Name = (Vec<u8>, Arc<DirNode>, ListingPlace);
+
+/// The names met of one hard-linked inode, while the walk runs.
+pub(super) struct LinkNames {
+    /// Size, blocks, mode and the time kept, from the stat of one of its
+    /// names (a further name counted from `d_ino` may come first: see
+    /// [`Breakdown::link_known`]).
+    sizes: Option<LinkStat>,
+    /// Under -L ([`Breakdown::followed`]): whether one of its names was
+    /// the walk's first reach of it, so that it counts under this root.
+    /// `None` for a hard-linked inode, each of whose names is an entry.
+    reached: Option<bool>,
+    /// The name du meets first ([`ListingOrder`]) of those compared so
+    /// far: its path, directory and place there.
+    first: Name,
+    /// Names that could not be compared with `first` yet: the directory
+    /// where their paths part was still being read.
+    undecided: Vec<Name>,
+    /// The directory of each name (each holds back one part of it).
+    holders: Vec<Arc<DirNode>>,
+}
+
+/// Under -L, the names met of one directory while the walk runs.
+#[derive(Default)]
+pub(super) struct DirNames {
+    /// The directory as this walk reads it, at its first reach.
+    walked: Option<Arc<DirNode>>,
+    /// The other names it was reached by: directory, name, place there.
+    others: Vec<(Arc<DirNode>, CString, ListingPlace)>,
+}
+
+impl Breakdown {
+    /// A name `path` of the hard-linked inode `st`, in `dir` (whose
+    /// reading is not done), whose kept time is `time`: `dir` waits until
+    /// the inode is settled.
+    pub fn link(
+        &self,
+        (dir, place): (&Arc<DirNode>, ListingPlace),
+        path: &[u8],
+        st: &Stat,
+        time: Option<Timestamp>,
+    ) {
+        let sizes = (st.size, st.blocks, st.mode, time);
+        self.name(st.id(), (Some(sizes), None), (dir, place), path);
+    }
+
+    /// Under -L: a name `path` of the file `st` (not a directory) in
+    /// `dir`, reached as itself or through a link; `first`: the walk's
+    /// first reach of it (else it was reached before, in this walk or
+    /// under an earlier root). As du, the file counts once, entry and
+    /// sizes, in the directory of the name du meets first.
+    pub fn followed(
+        &self,
+        at: (&Arc<DirNode>, ListingPlace),
+        path: &[u8],
+        st: &Stat,
+        (time, first): (Option<Timestamp>, bool),
+    ) {
+        let sizes = (st.size, st.blocks, st.mode, time);
+        self.name(st.id(), (Some(sizes), Some(first)), at, path);
+    }
+
+    /// A further name `path` of the hard-linked inode `key`, counted from
+    /// its `d_ino` without a stat: the inode's stat under another name
+    /// gives its sizes (in the registry already, or soon: another worker
+    /// may still be on its way from the stat to [`link`](Self::link)).
+    pub fn link_known(
+        &self,
+        (dir, place): (&Arc<DirNode>, ListingPlace),
+        path: &[u8],
+        key: FileId,
+    ) {
+        self.name(key, (None, None), (dir, place), path);
+    }
+
+    /// A name at `place` of `dir`: the first so far, or not, or not known
+    /// yet (kept until [`settle`](Self::settle)).
+    fn name(
+        &self,
+        key: FileId,
+        (sizes, reached): (Option<LinkStat>, Option<bool>),
+        (dir, place): (&Arc<DirNode>, ListingPlace),
+        path: &[u8],
+    ) {
+        let tally = dir.tally().expect("a breakdown tallies every directory");
+        tally.hold();
+        let mut links = lock(&self.links[shard_of(&key)]);
+        let names = links.entry(key).or_insert_with(|| LinkNames {
+            sizes,
+            reached,
+            first: (path.to_owned(), Arc::clone(dir), place),
+            undecided: Vec::new(),
+            holders: Vec::new(),
+        });
+        names.sizes = names.sizes.or(sizes);
+        if let Some(first) = reached {
+            names.reached = Some(first || names.reached == Some(true));
+        }
+        names.holders.push(Arc::clone(dir));
+        let (_, first_dir, first_place) = &names.first;
+        let this = ListingOrder::file(dir, place);
+        // Under -L a directory may move at the end (see `place_dirs`):
+        // the choice waits for it.
+        match this.cmp_known(&ListingOrder::file(first_dir, *first_place)) {
+            _ if reached.is_some() => {
+                names
+                    .undecided
+                    .push((path.to_owned(), Arc::clone(dir), place))
+            }
+            (Ordering::Less, true) => names.first = (path.to_owned(), Arc::clone(dir), place),
+            (_, true) => {}
+            (_, false) => names
+                .undecided
+                .push((path.to_owned(), Arc::clone(dir), place)),
+        }
+    }
+
+    /// Settles the hard-linked inodes (and under -L every file) at the end
+    /// of the walk: each not in `seen` (counted under an earlier root) is
+    /// counted in the directory of its first path; then the directories
+    /// holding names go on.
+    pub fn settle(&self, seen: &HashSet<FileId>) {
+        let (walked, moved) = self.place_dirs();
+        let links = self
+            .links
+            .iter()
+            .flat_map(|shard| std::mem::take(&mut *lock(shard)));
+        let mut holders = Vec::new();
+        for (key, names) in links {
+            // Each name of a hard-linked inode is one more than the inode
+            // counts as, except the one it is counted under, if it is.
+            // Under -L no name was an entry yet: the first becomes one.
+            let counts = names.reached.unwrap_or_else(|| {
+                for dir in &names.holders {
+                    let tally = dir.tally().expect("a breakdown tallies every directory");
+                    tally.add_more_names(1);
+                }
+                !seen.contains(&key)
+            });
+            // No sizes: no name of it was counted with its stat (one on
+            // another filesystem, under -x), nor in the totals.
+            if let Some((size, blocks, mode, time)) = names.sizes.filter(|_| counts) {
+                let mut sizes = Totals::default();
+                sizes.add_sizes(size, blocks);
+                sizes.add_time(time);
+                if names.reached.is_some() {
+                    sizes.add_kind(mode);
+                }
+                let order = |(_, dir, place): &Name| ListingOrder::file(dir, *place);
+                let (path, dir, place) = names
+                    .undecided
+                    .iter()
+                    .chain([&names.first])
+                    .min_by_key(|name| order(name))
+                    .expect("a first name");
+                let tally = dir.tally().expect("a breakdown tallies every directory");
+                tally.add(&sizes);
+                if names.reached.is_none() {
+                    tally.name_counted();
+                }
+                // Its directory's path is another since a move.
+                let mut moved_path = Vec::new();
+                if moved {
+                    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+                    moved_path = dir.path().into_os_string().into_vec();
+                    push_name(&mut moved_path, name);
+                }
+                let path = if moved { &moved_path } else { path };
+                let first = FileTotals::new(path, (dir, *place), mode, (size, blocks), time);
+                self.file(&first);
+            }
+            holders.extend(names.holders);
+        }
+        for dir in holders.into_iter().chain(walked) {
+            self.done(&dir);
+        }
+    }
+
+    /// Under -L: `dir`, whose identity is `id`, is read by this walk, at
+    /// its first reach. It waits for the end of the walk, where the name
+    /// du meets first of those it was reached by decides where it counts.
+    pub fn dir_walked(&self, dir: &Arc<DirNode>, id: FileId) {
+        let tally = dir.tally().expect("a breakdown tallies every directory");
+        tally.hold();
+        let mut dirs = lock(&self.dirs[shard_of(&id)]);
+        dirs.entry(id).or_default().walked = Some(Arc::clone(dir));
+    }
+
+    /// Under -L: the directory `id` reached again as `name` at `place` of
+    /// `parent`, which waits already (see [`dir_walked`](Self::dir_walked)):
+    /// it is not read again.
+    pub fn dir_again(
+        &self,
+        id: FileId,
+        (parent, place): (&Arc<DirNode>, ListingPlace),
+        name: &CStr,
+    ) {
+        let mut dirs = lock(&self.dirs[shard_of(&id)]);
+        let other = (Arc::clone(parent), name.to_owned(), place);
+        dirs.entry(id).or_default().others.push(other);
+    }
+
+    /// Under -L, at the end of the walk: moves each directory reached by
+    /// several names to the one du meets first, with its subtree, when
+    /// that is not where the walk read it; returns the directories read
+    /// (each waits until the end) and whether one moved. Each choice is
+    /// made with the paths the walk read; a move that would put a
+    /// directory below itself is not made.
+    fn place_dirs(&self) -> (Vec<Arc<DirNode>>, bool) {
+        let dirs = self
+            .dirs
+            .iter()
+            .flat_map(|shard| std::mem::take(&mut *lock(shard)));
+        let walked: Vec<DirNames> = dirs.map(|(_, names)| names).collect();
+        let order = |(dir, _, place): &(Arc<DirNode>, CString, ListingPlace)| {
+            ListingOrder::file(dir, *place)
+        };
+        let mut moves = Vec::new();
+        for names in &walked {
+            let Some((dir, parent)) = names.walked.as_ref().and_then(|d| Some((d, d.parent()?)))
+            else {
+                continue;
+            };
+            let first = names.others.iter().min_by_key(|name| order(name));
+            if let Some(first) =
+                first.filter(|f| order(f) < ListingOrder::file(parent, dir.place()))
+            {
+                moves.push((Arc::clone(dir), Arc::clone(parent), first));
+            }
+        }
+        let mut moved = false;
+        for (dir, old, (parent, name, place)) in moves {
+            let tally = parent.tally().expect("a breakdown tallies every directory");
+            // Its sums go to the new parent, which waits for them now.
+            tally.hold();
+            if dir.move_to(parent, name, *place) {
+                moved = true;
+                self.done(&old);
+            } else {
+                self.done(parent);
+            }
+        }
+        let walked: Vec<_> = walked
+            .into_iter()
+            .filter_map(|names| names.walked)
+            .collect();
+        if moved {
+            walked.iter().for_each(|dir| dir.set_depth());
+        }
+        (walked, moved)
+    }
+}
