@@ -3,6 +3,7 @@
 //! name GNU du meets first.
 
 use std::cmp::Ordering;
+use std::collections::hash_map::Entry;
 use std::collections::HashSet;
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStringExt;
@@ -40,7 +41,8 @@ pub(super) struct LinkNames {
     /// Names that could not be compared with `first` yet: the directory
     /// where their paths part was still being read.
     undecided: Vec<Name>,
-    /// The directory of each name (each holds back one part of it).
+    /// The directory of each name of a hard-linked inode (each holds back
+    /// one part of it); none under -L, where every directory waits.
     holders: Vec<Arc<DirNode>>,
 }
 
@@ -72,7 +74,8 @@ impl Breakdown {
     /// `dir`, reached as itself or through a link; `first`: the walk's
     /// first reach of it (else it was reached before, in this walk or
     /// under an earlier root). As du, the file counts once, entry and
-    /// sizes, in the directory of the name du meets first.
+    /// sizes, in the directory of the name du meets first. `path` is
+    /// empty where no line of files is asked for.
     pub fn followed(
         &self,
         at: (&Arc<DirNode>, ListingPlace),
@@ -106,36 +109,47 @@ impl Breakdown {
         (dir, place): (&Arc<DirNode>, ListingPlace),
         path: &[u8],
     ) {
-        let tally = dir.tally().expect("a breakdown tallies every directory");
-        tally.hold();
+        // Under -L every directory waits for the end anyway (see
+        // `dir_walked`); a name of a hard link holds its directory back.
+        if reached.is_none() {
+            let tally = dir.tally().expect("a breakdown tallies every directory");
+            tally.hold();
+        }
+        let name = (path.to_owned(), Arc::clone(dir), place);
         let mut links = lock(&self.links[shard_of(&key)]);
-        let names = links.entry(key).or_insert_with(|| LinkNames {
-            sizes,
-            reached,
-            first: (path.to_owned(), Arc::clone(dir), place),
-            undecided: Vec::new(),
-            holders: Vec::new(),
-        });
+        let names = match links.entry(key) {
+            Entry::Vacant(vacant) => {
+                let holders = match reached {
+                    None => vec![Arc::clone(dir)],
+                    Some(_) => Vec::new(),
+                };
+                let undecided = Vec::new();
+                vacant.insert(LinkNames {
+                    sizes,
+                    reached,
+                    first: name,
+                    undecided,
+                    holders,
+                });
+                return;
+            }
+            Entry::Occupied(names) => names.into_mut(),
+        };
         names.sizes = names.sizes.or(sizes);
         if let Some(first) = reached {
             names.reached = Some(first || names.reached == Some(true));
+            // A directory of a name may still move (see `place_dirs`): the
+            // choice waits for the end.
+            names.undecided.push(name);
+            return;
         }
         names.holders.push(Arc::clone(dir));
         let (_, first_dir, first_place) = &names.first;
         let this = ListingOrder::file(dir, place);
-        // Under -L a directory may move at the end (see `place_dirs`):
-        // the choice waits for it.
         match this.cmp_known(&ListingOrder::file(first_dir, *first_place)) {
-            _ if reached.is_some() => {
-                names
-                    .undecided
-                    .push((path.to_owned(), Arc::clone(dir), place))
-            }
-            (Ordering::Less, true) => names.first = (path.to_owned(), Arc::clone(dir), place),
+            (Ordering::Less, true) => names.first = name,
             (_, true) => {}
-            (_, false) => names
-                .undecided
-                .push((path.to_owned(), Arc::clone(dir), place)),
+            (_, false) => names.undecided.push(name),
         }
     }
 
@@ -184,12 +198,16 @@ impl Breakdown {
                 }
                 // Its directory's path is another since a move.
                 let mut moved_path = Vec::new();
-                if moved {
+                if moved && !path.is_empty() {
                     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
                     moved_path = dir.path().into_os_string().into_vec();
                     push_name(&mut moved_path, name);
                 }
-                let path = if moved { &moved_path } else { path };
+                let path = if moved_path.is_empty() {
+                    path
+                } else {
+                    &moved_path
+                };
                 let first = FileTotals::new(path, (dir, *place), mode, (size, blocks), time);
                 self.file(&first);
             }

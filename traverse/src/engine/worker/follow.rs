@@ -54,7 +54,16 @@ impl Worker<'_> {
             }
             return;
         }
-        self.entry_path_of(name);
+        // The path only for a line of it (`-a`), at any depth: its
+        // directory may move up.
+        self.entry_path.clear();
+        if self
+            .breakdown
+            .as_ref()
+            .is_some_and(|b| b.files_to.is_some())
+        {
+            self.entry_path_of(name);
+        }
         let time = self.acc.time_of(st);
         if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
             breakdown.followed((dir, self.place), &self.entry_path, st, (time, first));
