@@ -19,6 +19,7 @@
 //! their ancestors) until then.
 
 mod names;
+mod place;
 
 use std::cell::RefCell;
 use std::io::{self, Write};

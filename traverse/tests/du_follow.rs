@@ -183,3 +183,44 @@ fn in_a_directory_of_more_than_10000_entries_a_directory_is_under_dus_first_name
         }
     }
 }
+
+/// Links both ways: `<first>/l2` leads to `<second>/d1/d4`, which holds a
+/// link `l0` back to `<second>` and a subdirectory also reached from
+/// `<first>/l9`. du walks `d4` under `l2` first, `<second>` then under
+/// `l2/l0` (not where it is), and `d5` under `l2/d5`.
+#[test]
+fn directories_linked_both_ways_come_where_du_walks_them() {
+    for env in [TestEnv::new(), TestEnv::in_memory()] {
+        let root = env.root();
+        let t = env.mkdir("t");
+        let names = ["p".to_owned(), "q".to_owned()];
+        for name in &names {
+            env.mkdir(&format!("t/{name}"));
+        }
+        let order = du_order(&t, &names);
+        let (first, second) = (&order[0], &order[1]);
+        env.file(&format!("t/{second}/f"), 3_000);
+        env.file(&format!("t/{second}/d1/f"), 5_000);
+        env.file(&format!("t/{second}/d1/d4/f"), 7_000);
+        env.file(&format!("t/{second}/d1/d4/d5/f"), 11_000);
+        link(root, &format!("t/{second}/d1/d4"), &format!("t/{first}/l2"));
+        link(
+            root,
+            &format!("t/{second}"),
+            &format!("t/{second}/d1/d4/l0"),
+        );
+        link(
+            root,
+            &format!("t/{second}/d1/d4/d5"),
+            &format!("t/{first}/l9"),
+        );
+        for args in [
+            &["-aL", "t"][..],
+            &["-L", "t"],
+            &["-L", "--inodes", "-a", "t"],
+            &["-L", "--max-depth=2", "t"],
+        ] {
+            same_as_gnu(root, args);
+        }
+    }
+}

@@ -5,10 +5,11 @@
 use std::cmp::Ordering;
 use std::collections::hash_map::Entry;
 use std::collections::HashSet;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::os::unix::ffi::OsStringExt;
 use std::sync::Arc;
 
+use super::place::{DirName, Placer};
 use super::Breakdown;
 use crate::file_totals::FileTotals;
 use crate::links::shard_of;
@@ -51,8 +52,8 @@ pub(super) struct LinkNames {
 pub(super) struct DirNames {
     /// The directory as this walk reads it, at its first reach.
     walked: Option<Arc<DirNode>>,
-    /// The other names it was reached by: directory, name, place there.
-    others: Vec<(Arc<DirNode>, CString, ListingPlace)>,
+    /// The other names it was reached by.
+    others: Vec<DirName>,
 }
 
 impl Breakdown {
@@ -244,48 +245,48 @@ impl Breakdown {
 
     /// Under -L, at the end of the walk: moves each directory reached by
     /// several names to the one du meets first, with its subtree, when
-    /// that is not where the walk read it; returns the directories read
-    /// (each waits until the end) and whether one moved. Each choice is
-    /// made with the paths the walk read; a move that would put a
-    /// directory below itself is not made.
+    /// that is not where the walk read it (see [`Placer`]); returns the
+    /// directories read (each waits until the end) and whether one moved.
+    /// A move that would put a directory below itself is not made.
     fn place_dirs(&self) -> (Vec<Arc<DirNode>>, bool) {
         let dirs = self
             .dirs
             .iter()
             .flat_map(|shard| std::mem::take(&mut *lock(shard)));
-        let walked: Vec<DirNames> = dirs.map(|(_, names)| names).collect();
-        let order = |(dir, _, place): &(Arc<DirNode>, CString, ListingPlace)| {
-            ListingOrder::file(dir, *place)
-        };
-        let mut moves = Vec::new();
-        for names in &walked {
-            let Some((dir, parent)) = names.walked.as_ref().and_then(|d| Some((d, d.parent()?)))
-            else {
-                continue;
-            };
-            let first = names.others.iter().min_by_key(|name| order(name));
-            if let Some(first) =
-                first.filter(|f| order(f) < ListingOrder::file(parent, dir.place()))
-            {
-                moves.push((Arc::clone(dir), Arc::clone(parent), first));
-            }
-        }
-        let mut moved = false;
-        for (dir, old, (parent, name, place)) in moves {
-            let tally = parent.tally().expect("a breakdown tallies every directory");
-            // Its sums go to the new parent, which waits for them now.
-            tally.hold();
-            if dir.move_to(parent, name, *place) {
-                moved = true;
-                self.done(&old);
-            } else {
-                self.done(parent);
-            }
-        }
-        let walked: Vec<_> = walked
-            .into_iter()
-            .filter_map(|names| names.walked)
+        let read: Vec<(Arc<DirNode>, Vec<DirName>)> = dirs
+            .filter_map(|(_, names)| Some((names.walked?, names.others)))
             .collect();
+        let (several, one): (Vec<_>, Vec<_>) = read.into_iter().partition(|(_, o)| !o.is_empty());
+        let choices = Placer::new(&several).choices();
+        let mut moves: Vec<_> = several
+            .iter()
+            .zip(choices)
+            .filter_map(|((dir, others), k)| Some((dir, &others[k?])))
+            .collect();
+        let mut moved = false;
+        // A directory may wait for one above its new name to move out of
+        // its subtree first.
+        while !moves.is_empty() {
+            let before = moves.len();
+            moves.retain(|&(dir, (parent, name, place))| {
+                let Some(old) = dir.parent().cloned() else {
+                    return false;
+                };
+                if !dir.move_to(parent, name, *place) {
+                    return true;
+                }
+                let tally = parent.tally().expect("a breakdown tallies every directory");
+                // Its sums go to the new parent, which waits for them now.
+                tally.hold();
+                self.done(&old);
+                moved = true;
+                false
+            });
+            if moves.len() == before {
+                break;
+            }
+        }
+        let walked: Vec<_> = several.into_iter().chain(one).map(|(dir, _)| dir).collect();
         if moved {
             walked.iter().for_each(|dir| dir.set_depth());
         }

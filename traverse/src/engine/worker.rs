@@ -354,6 +354,9 @@ impl<'v> Worker<'v> {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
             if let Some(ancestor) = same.map(DirNode::path) {
                 self.entry_loop(name, ancestor);
+                // Under -L a name, still: where the walk read a directory
+                // may move (see `Breakdown::settle`).
+                self.follow_name(name, st, false);
                 return false;
             }
         }

@@ -89,6 +89,9 @@ impl Worker<'_> {
         let same = shared.may_loop(st).then(|| dir.parent()).flatten();
         if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
             self.dir_loop(same);
+            if let Some(parent) = dir.parent() {
+                self.reached_again(st, (parent, dir.place()), dir.name());
+            }
             return false;
         }
         if !shared.first_reach(st) {
