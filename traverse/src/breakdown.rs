@@ -18,9 +18,10 @@
 //! walk, which holds back the directories that hold their names (and so
 //! their ancestors) until then.
 
+mod names;
+mod place;
+
 use std::cell::RefCell;
-use std::cmp::Ordering;
-use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -29,14 +30,14 @@ use rustc_hash::FxHashMap;
 
 use crate::dirpath::DirHandle;
 use crate::file_totals::FileTotals;
-use crate::links::{shard_of, SHARDS};
+use crate::links::SHARDS;
 use crate::listing_order::ListingOrder;
 use crate::ncdu_tree::NcduDir;
-use crate::node::{DirNode, ListingPlace};
-use crate::sys::{FileId, Stat};
-use crate::tally::lock;
+use crate::node::DirNode;
+use crate::sys::FileId;
 use crate::timestamp::Timestamp;
 use crate::totals::Totals;
+use names::{DirNames, LinkNames};
 
 /// Receives each directory of a walk once its whole subtree is counted:
 /// children before their parent, the root last. Called from the worker
@@ -211,28 +212,6 @@ impl DirTotals<'_> {
     }
 }
 
-/// What the breakdown keeps of a hard-linked inode's stat.
-type LinkStat = (u64, u64, u32, Option<Timestamp>);
-
-/// A name of a hard-linked inode: its path, directory and place there.
-type Name = (Vec<u8>, Arc<DirNode>, ListingPlace);
-
-/// The names met of one hard-linked inode, while the walk runs.
-struct LinkNames {
-    /// Size, blocks, mode and the time kept, from the stat of one of its
-    /// names (a further name counted from `d_ino` may come first: see
-    /// [`Breakdown::link_known`]).
-    sizes: Option<LinkStat>,
-    /// The name du meets first ([`ListingOrder`]) of those compared so
-    /// far: its path, directory and place there.
-    first: Name,
-    /// Names that could not be compared with `first` yet: the directory
-    /// where their paths part was still being read.
-    undecided: Vec<Name>,
-    /// The directory of each name (each holds back one part of it).
-    holders: Vec<Arc<DirNode>>,
-}
-
 /// The breakdown of one root's walk: where finished directories go, and
 /// the hard-linked inodes waiting for their attribution.
 pub(crate) struct Breakdown {
@@ -243,6 +222,8 @@ pub(crate) struct Breakdown {
     /// Split in locks by inode, as [`crate::links`]: every name of a tree
     /// of hard links comes here.
     links: Box<[Mutex<FxHashMap<FileId, LinkNames>>]>,
+    /// Under -L, every directory reached, by identity, split the same way.
+    dirs: Box<[Mutex<FxHashMap<FileId, DirNames>>]>,
 }
 
 impl std::fmt::Debug for Breakdown {
@@ -260,64 +241,7 @@ impl Breakdown {
             files_to: visitor.files_to(),
             visitor,
             links: (0..SHARDS).map(|_| Mutex::default()).collect(),
-        }
-    }
-
-    /// A name `path` of the hard-linked inode `st`, in `dir` (whose
-    /// reading is not done), whose kept time is `time`: `dir` waits until
-    /// the inode is settled.
-    pub fn link(
-        &self,
-        (dir, place): (&Arc<DirNode>, ListingPlace),
-        path: &[u8],
-        st: &Stat,
-        time: Option<Timestamp>,
-    ) {
-        let sizes = (st.size, st.blocks, st.mode, time);
-        self.name(st.id(), Some(sizes), (dir, place), path);
-    }
-
-    /// A further name `path` of the hard-linked inode `key`, counted from
-    /// its `d_ino` without a stat: the inode's stat under another name
-    /// gives its sizes (in the registry already, or soon: another worker
-    /// may still be on its way from the stat to [`link`](Self::link)).
-    pub fn link_known(
-        &self,
-        (dir, place): (&Arc<DirNode>, ListingPlace),
-        path: &[u8],
-        key: FileId,
-    ) {
-        self.name(key, None, (dir, place), path);
-    }
-
-    /// A name at `place` of `dir`: the first so far, or not, or not known
-    /// yet (kept until [`settle`](Self::settle)).
-    fn name(
-        &self,
-        key: FileId,
-        sizes: Option<LinkStat>,
-        (dir, place): (&Arc<DirNode>, ListingPlace),
-        path: &[u8],
-    ) {
-        let tally = dir.tally().expect("a breakdown tallies every directory");
-        tally.hold();
-        let mut links = lock(&self.links[shard_of(&key)]);
-        let names = links.entry(key).or_insert_with(|| LinkNames {
-            sizes,
-            first: (path.to_owned(), Arc::clone(dir), place),
-            undecided: Vec::new(),
-            holders: Vec::new(),
-        });
-        names.sizes = names.sizes.or(sizes);
-        names.holders.push(Arc::clone(dir));
-        let (_, first_dir, first_place) = &names.first;
-        let this = ListingOrder::file(dir, place);
-        match this.cmp_known(&ListingOrder::file(first_dir, *first_place)) {
-            (Ordering::Less, true) => names.first = (path.to_owned(), Arc::clone(dir), place),
-            (_, true) => {}
-            (_, false) => names
-                .undecided
-                .push((path.to_owned(), Arc::clone(dir), place)),
+            dirs: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
     }
 
@@ -359,48 +283,6 @@ impl Breakdown {
     pub fn file(&self, file: &FileTotals<'_>) {
         if self.files_to.is_some_and(|max| file.depth() <= max) {
             self.visitor.file(file);
-        }
-    }
-
-    /// Settles the hard-linked inodes at the end of the walk: each not in
-    /// `seen` (counted under an earlier root) is counted in the directory
-    /// of its first path; then the directories holding names go on.
-    pub fn settle(&self, seen: &HashSet<FileId>) {
-        let links = self
-            .links
-            .iter()
-            .flat_map(|shard| std::mem::take(&mut *lock(shard)));
-        let mut holders = Vec::new();
-        for (key, names) in links {
-            // Each name is one more than the inode counts as, except the
-            // one it is counted under, if it is.
-            for dir in &names.holders {
-                let tally = dir.tally().expect("a breakdown tallies every directory");
-                tally.add_more_names(1);
-            }
-            // No sizes: no name of it was counted with its stat (one on
-            // another filesystem, under -x), nor in the totals.
-            if let Some((size, blocks, mode, time)) = names.sizes.filter(|_| !seen.contains(&key)) {
-                let mut sizes = Totals::default();
-                sizes.add_sizes(size, blocks);
-                sizes.add_time(time);
-                let order = |(_, dir, place): &Name| ListingOrder::file(dir, *place);
-                let (path, dir, place) = names
-                    .undecided
-                    .iter()
-                    .chain([&names.first])
-                    .min_by_key(|name| order(name))
-                    .expect("a first name");
-                let tally = dir.tally().expect("a breakdown tallies every directory");
-                tally.add(&sizes);
-                tally.name_counted();
-                let first = FileTotals::new(path, (dir, *place), mode, (size, blocks), time);
-                self.file(&first);
-            }
-            holders.extend(names.holders);
-        }
-        for dir in holders {
-            self.done(&dir);
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::error::{Error, Op};
 use crate::filter::FilterEntry;
 use crate::ignore_rules::Rules;
 use crate::links::{shard_of, Links, MountNames, SHARDS};
+use crate::listing_order::ListingRule;
 use crate::node::{DirNode, FdBudget};
 use crate::queue::Queue;
 use crate::sort::Order;
@@ -244,6 +245,17 @@ impl Shared {
     pub fn read_done(&self, dir: &Arc<DirNode>) {
         if let Some(breakdown) = &self.breakdown {
             breakdown.done(dir);
+        }
+    }
+
+    /// How du orders the entries of a directory read whole, `entries` of
+    /// them, through `fd`: under -L on every filesystem as on those fts
+    /// sorts (see [`ListingRule::logical`]).
+    pub fn listing_rule(&self, entries: u64, fd: BorrowedFd<'_>) -> ListingRule {
+        if self.config.follow_links {
+            ListingRule::logical(entries)
+        } else {
+            ListingRule::of(entries, fd)
         }
     }
 

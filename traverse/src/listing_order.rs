@@ -160,6 +160,27 @@ impl ListingRule {
         }
     }
 
+    /// The rule of a directory of `entries` entries in a walk that follows
+    /// links (`du -L`): GNU fts walks them logically, with no descriptor
+    /// for its working directory, and then asks no filesystem its type,
+    /// so it sorts a batch of more than 10 000 by inode on every one, tmpfs
+    /// included.
+    ///
+    /// ```
+    /// use traverse::ListingRule;
+    ///
+    /// assert_eq!(ListingRule::logical(10_000), ListingRule::AS_LISTED);
+    /// assert_ne!(ListingRule::logical(10_001), ListingRule::AS_LISTED);
+    /// ```
+    pub fn logical(entries: u64) -> ListingRule {
+        let sorted_entries = if entries > INODE_SORT_ABOVE {
+            entries
+        } else {
+            0
+        };
+        ListingRule { sorted_entries }
+    }
+
     /// The rule of a directory of `sorted_entries` entries that `du` sorts
     /// by inode (0: as listed), as [`sorted_entries`](Self::sorted_entries)
     /// gave it.
@@ -306,8 +327,8 @@ mod tests {
         );
         assert_eq!(fa.cmp_known(&fb), (Ordering::Less, false));
         let fd = std::fs::File::open(tmp.path()).unwrap();
-        root.listing_read(20_000, fd.as_fd());
         let rule = ListingRule::of(20_000, fd.as_fd());
+        root.listing_read(rule);
         let want = rule.key(at(1, 90)).cmp(&rule.key(at(2, 10)));
         assert_eq!(fa.cmp_known(&fb), (want, true));
         // One below the other: final at once.

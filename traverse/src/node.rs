@@ -5,6 +5,7 @@
 //! descriptor, within a budget of them, is in [`open`].
 
 mod open;
+mod place;
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
@@ -22,6 +23,7 @@ use crate::sys::{FileId, Stat};
 use crate::tally::Tally;
 
 pub(crate) use open::{Cursor, FdBudget, OpenFailed, Opener};
+pub use place::ListingPlace;
 
 /// A directory of the tree: queued, being read, or a parent of queued ones.
 #[derive(Debug)]
@@ -29,8 +31,9 @@ pub(crate) struct DirNode {
     parent: Option<Arc<DirNode>>,
     /// The name in the parent, or the root's path.
     name: CString,
-    /// Levels below the root (the root is 0).
-    depth: usize,
+    /// Levels below the root (the root is 0): set again when it or an
+    /// ancestor moves ([`move_to`](Self::move_to)).
+    depth: AtomicUsize,
     /// The root's descriptor, kept for the whole walk: the root is opened
     /// by its path once, so a rename of PATH during the walk cannot swap
     /// another tree in.
@@ -54,56 +57,17 @@ pub(crate) struct DirNode {
     /// Once it is read whole: how many entries it has, where `du` would
     /// sort some of them by inode ([`crate::listing_order`]); else 0.
     inode_sorted: AtomicU64,
+    /// Under -L, once the walk is over: where du walks it, when that is
+    /// another name than the one this walk read it by.
+    moved: OnceLock<Box<Moved>>,
 }
 
-/// Where an entry came in its directory's listing: its position in the
-/// order `getdents64` gave (`.` and `..` left out), and its `d_ino`. What
-/// `du`'s output order is made of ([`crate::ListingOrder`],
-/// [`crate::ListingRule`]); a listed entry has it
-/// ([`Entry::listing_place`](crate::Entry::listing_place)).
-///
-/// ```
-/// use traverse::{Event, WalkBuilder};
-///
-/// let dir = tempfile::tempdir()?;
-/// for name in ["a", "b", "c"] {
-///     std::fs::write(dir.path().join(name), b"")?;
-/// }
-/// let mut seqs = Vec::new();
-/// WalkBuilder::new().list(true).build().run_with(dir.path(), |event| {
-///     if let Event::Entry(e) = event {
-///         seqs.extend(e.listing_place().map(|p| p.seq()));
-///     }
-/// });
-/// seqs.sort();
-/// assert_eq!(seqs, [0, 1, 2]);
-/// # Ok::<_, std::io::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ListingPlace {
-    pub(crate) seq: u32,
-    pub(crate) ino: u64,
-}
-
-impl ListingPlace {
-    /// Its position in the listing: 0 for the first entry `getdents64`
-    /// gave, not counting `.` and `..`.
-    pub fn seq(self) -> u32 {
-        self.seq
-    }
-
-    /// The entry's `d_ino`.
-    pub fn ino(self) -> u64 {
-        self.ino
-    }
-
-    /// The place of the next entry read, whose `d_ino` is `ino`: the
-    /// `*seq`th of its listing (`*seq` counts it).
-    pub(crate) fn next(seq: &mut u32, ino: u64) -> ListingPlace {
-        let place = ListingPlace { seq: *seq, ino };
-        *seq = seq.wrapping_add(1);
-        place
-    }
+/// Another name of a directory: its parent, name and place there.
+#[derive(Debug)]
+struct Moved {
+    parent: Arc<DirNode>,
+    name: CString,
+    place: ListingPlace,
 }
 
 /// Largest directory (`st_size`) taken for a small one by [`small_leaf`]:
@@ -129,7 +93,7 @@ impl DirNode {
         Arc::new(DirNode {
             parent: None,
             name: path,
-            depth: 0,
+            depth: AtomicUsize::new(0),
             anchor: Some(Arc::new(fd)),
             id: OnceLock::from(id),
             fd: Mutex::new(None),
@@ -139,6 +103,7 @@ impl DirNode {
             ignore: OnceLock::new(),
             place: ListingPlace::default(),
             inode_sorted: AtomicU64::new(NOT_READ),
+            moved: OnceLock::new(),
         })
     }
 
@@ -165,7 +130,7 @@ impl DirNode {
         let node = DirNode {
             parent: Some(Arc::clone(parent)),
             name: name.to_owned(),
-            depth: parent.depth + 1,
+            depth: AtomicUsize::new(parent.depth() + 1),
             anchor: None,
             id: OnceLock::new(),
             fd: Mutex::new(None),
@@ -175,6 +140,7 @@ impl DirNode {
             ignore: OnceLock::new(),
             place,
             inode_sorted: AtomicU64::new(NOT_READ),
+            moved: OnceLock::new(),
         };
         if let Some(id) = id {
             let _ = node.id.set(id);
@@ -208,6 +174,7 @@ impl DirNode {
             if node.id.get() == Some(&id) {
                 return Some(node);
             }
+            // The chain walked: nothing moves before the walk is over.
             cur = node.parent.as_deref();
         }
         None
@@ -215,17 +182,42 @@ impl DirNode {
 
     /// The parent, if this is not the root.
     pub fn parent(&self) -> Option<&Arc<DirNode>> {
-        self.parent.as_ref()
+        match self.moved.get() {
+            Some(moved) => Some(&moved.parent),
+            None => self.parent.as_ref(),
+        }
     }
 
     /// Levels below the root (the root is 0).
     pub fn depth(&self) -> usize {
-        self.depth
+        self.depth.load(Ordering::Relaxed)
     }
 
     /// The name in the parent, or the root's path.
     pub fn name(&self) -> &CStr {
-        &self.name
+        self.moved.get().map_or(&self.name, |moved| &moved.name)
+    }
+
+    /// Under -L, once the walk is over: this directory, read as a
+    /// subdirectory of its parent, is counted as `name` at `place` of
+    /// `parent` instead, where du walks it. False (nothing done) when
+    /// `parent` is this directory or below it, or it moved already. The
+    /// depths below it are then stale: see [`set_depth`](Self::set_depth).
+    pub fn move_to(&self, parent: &Arc<DirNode>, name: &CStr, place: ListingPlace) -> bool {
+        let below = std::iter::successors(Some(&**parent), |d| d.parent().map(|p| &**p))
+            .any(|d| std::ptr::eq(d, self));
+        let moved = Moved {
+            parent: Arc::clone(parent),
+            name: name.to_owned(),
+            place,
+        };
+        !below && self.parent.is_some() && self.moved.set(Box::new(moved)).is_ok()
+    }
+
+    /// Counts its depth again from its chain of parents, after a move.
+    pub fn set_depth(&self) {
+        let depth = std::iter::successors(self.parent(), |d| d.parent()).count();
+        self.depth.store(depth, Ordering::Relaxed);
     }
 
     /// Its subtree's totals, when a breakdown was asked for.
@@ -235,7 +227,7 @@ impl DirNode {
 
     /// Where its entry came in its parent's listing.
     pub fn place(&self) -> ListingPlace {
-        self.place
+        self.moved.get().map_or(self.place, |moved| moved.place)
     }
 
     /// How `du` orders its entries ([`ListingRule::AS_LISTED`] while it is
@@ -253,10 +245,9 @@ impl DirNode {
         self.inode_sorted.load(Ordering::Relaxed) != NOT_READ
     }
 
-    /// It was read whole, `entries` of them, through `fd`: records how
-    /// `du` orders them ([`ListingRule::of`]).
-    pub fn listing_read(&self, entries: u64, fd: std::os::fd::BorrowedFd<'_>) {
-        let rule = ListingRule::of(entries, fd);
+    /// It was read whole: records how `du` orders its entries
+    /// ([`Shared::listing_rule`](crate::engine::Shared::listing_rule)).
+    pub fn listing_read(&self, rule: ListingRule) {
         self.inode_sorted
             .store(rule.sorted_entries(), Ordering::Relaxed);
     }
@@ -272,8 +263,8 @@ impl DirNode {
         let mut names = Vec::new();
         let mut cur = Some(self);
         while let Some(node) = cur {
-            names.push(node.name.to_bytes());
-            cur = node.parent.as_deref();
+            names.push(node.name().to_bytes());
+            cur = node.parent().map(|p| &**p);
         }
         let mut bytes = Vec::with_capacity(names.iter().map(|n| n.len() + 1).sum());
         for name in names.iter().rev() {
@@ -288,9 +279,12 @@ impl Drop for DirNode {
     /// default drop would recurse once per level, and a tree thousands of
     /// levels deep would overflow a worker thread's stack.
     fn drop(&mut self) {
-        let mut parent = self.parent.take();
-        while let Some(node) = parent {
-            parent = Arc::into_inner(node).and_then(|mut node| node.parent.take());
+        // A moved directory's other parent: its chain goes the same way.
+        let moved = self.moved.take().map(|moved| moved.parent);
+        for mut parent in [self.parent.take(), moved] {
+            while let Some(node) = parent {
+                parent = Arc::into_inner(node).and_then(|mut node| node.parent.take());
+            }
         }
     }
 }
@@ -416,6 +410,33 @@ mod tests {
             .unwrap()
             .join()
             .unwrap();
+    }
+
+    /// A directory moved to another name takes its subtree along: paths,
+    /// places and, once counted again, depths; the chain it was read by
+    /// still drops whole. Below itself it does not move.
+    #[test]
+    fn a_moved_directory_carries_its_subtree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = test_root(tmp.path());
+        let at = |seq| ListingPlace { seq, ino: 0 };
+        let a = DirNode::child(&root, c"a", at(0));
+        let b = DirNode::child(&a, c"b", at(3));
+        let c = DirNode::child(&b, c"c", at(0));
+        let d = DirNode::child(&root, c"d", at(1));
+        let f = DirNode::child(&d, c"f", at(0));
+        assert!(!a.move_to(&c, c"x", at(0)), "below itself");
+        assert!(b.move_to(&f, c"e", at(5)));
+        assert!(!b.move_to(&a, c"b", at(3)), "moved already");
+        assert_eq!(c.path(), tmp.path().join("d/f/e/c"));
+        assert_eq!((b.name(), b.place()), (c"e", at(5)));
+        assert_eq!(c.depth(), 3, "not counted again yet");
+        b.set_depth();
+        c.set_depth();
+        assert_eq!((b.depth(), c.depth()), (3, 4));
+        assert!(std::ptr::eq(&**b.parent().unwrap(), &*f));
+        drop((root, a, d, f, b));
+        assert_eq!(c.path(), tmp.path().join("d/f/e/c"));
     }
 
     /// Names longer than `NAME_MAX` (FUSE allows 1 024 bytes) come back

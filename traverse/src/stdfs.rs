@@ -166,7 +166,7 @@ pub(crate) fn walk(
         while let Some(read) = listing.as_mut() {
             if read_window(&mut worker, shared, read, &mut entries, &mut seq) {
                 listing = None;
-                dir.listing_read(u64::from(seq), fd.as_fd());
+                dir.listing_read(shared.listing_rule(u64::from(seq), fd.as_fd()));
             }
             if shared.inode_order(entries.len()) {
                 entries.sort_unstable_by_key(|(e, _, _)| e.ino());

@@ -167,7 +167,7 @@ async fn read_dir(
         }
         if ended {
             listing = None;
-            dir.listing_read(u64::from(seq), fd.as_fd());
+            dir.listing_read(shared.listing_rule(u64::from(seq), fd.as_fd()));
         }
         if shared.inode_order(entries.len()) {
             entries.sort_unstable_by_key(|(e, _, _)| e.ino());

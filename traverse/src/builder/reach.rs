@@ -74,8 +74,10 @@ impl WalkBuilder {
     /// As `du -L`, every directory and file is counted once however many
     /// links lead to it, here and under the roots of earlier
     /// [`run_next`](crate::Walk::run_next)s: reached again, it is passed
-    /// over silently (which of its paths counts it depends on the order
-    /// the workers reach them). With
+    /// over silently. In the totals and a listing, the path a worker
+    /// reaches first counts it; in per-directory totals
+    /// ([`Walk::run_dirs`](crate::Walk::run_dirs)) the one du meets first,
+    /// as du, a directory with its subtree, once the walk is over. With
     /// [`count_links`](Self::count_links), as `du -L -l`, each is counted
     /// every time.
     /// Also follows the root ([`follow_root_links`](Self::follow_root_links)).

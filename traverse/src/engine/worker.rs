@@ -41,6 +41,8 @@ pub(crate) struct Worker<'v> {
     /// With a breakdown: what was counted in the current directory since
     /// [`enter`](Self::enter), added to its tally when it is left.
     breakdown: Option<Arc<Breakdown>>,
+    /// Under -L with a breakdown: every file goes to it by each name.
+    follow_names: bool,
     here: Totals,
     /// With an ncdu export: the current directory's entries, and whether
     /// reading it failed.
@@ -68,6 +70,7 @@ impl<'v> Worker<'v> {
             entry_path: Vec::new(),
             seen: DirProgress::new(Arc::clone(&shared.progress)),
             breakdown: shared.breakdown.clone(),
+            follow_names: shared.breakdown.is_some() && shared.reached.is_some(),
             here: Totals::default(),
             here_ncdu: Vec::new(),
             here_failed: false,
@@ -292,12 +295,14 @@ impl<'v> Worker<'v> {
             st
         };
         if let (Some(links), Some(st)) = (links, st) {
-            if st.is_hard_linked() {
+            // Under -L every name is stat'ed: the breakdown needs each.
+            if st.is_hard_linked() && !self.follow_names {
                 links.insert(st.id());
             }
         }
         self.entry(shared, name, d_type, st).then(|| {
             let child = DirNode::child_with_stat(dir, cname(), st, self.place);
+            self.walked(&child, st);
             Work::Dir(child, st.map(|st| st.dev))
         })
     }
@@ -331,35 +336,6 @@ impl<'v> Worker<'v> {
         }
     }
 
-    /// Checks the directory being read, stat'ed through its descriptor
-    /// once open (not by name before), against its ancestors: false, with
-    /// the error reported, when it is one of them (a loop). Records its
-    /// identity for the checks below it.
-    pub fn opened_dir(&mut self, shared: &Shared, st: &Stat) -> bool {
-        let Some(dir) = self.dir.clone() else {
-            return true;
-        };
-        if self.counted_before(st) {
-            // Counted under an earlier root: du leaves it out silently,
-            // line included.
-            if let Some(tally) = dir.tally() {
-                tally.leave_out();
-            }
-            return false;
-        }
-        let same = shared.may_loop(st).then(|| dir.parent()).flatten();
-        if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
-            self.dir_loop(same);
-            return false;
-        }
-        if !shared.first_reach(st) {
-            self.leave_out_dir();
-            return false;
-        }
-        dir.set_id(st.id());
-        true
-    }
-
     /// Counts the entry `name`, from its stat when the engine made one
     /// ([`Shared::needs_stat`]) or else from `d_type`, lists it in listing
     /// mode, and says whether to descend into it. A directory that is one
@@ -378,11 +354,16 @@ impl<'v> Worker<'v> {
             let same = self.dir.as_ref().and_then(|dir| dir.same_as(st.id()));
             if let Some(ancestor) = same.map(DirNode::path) {
                 self.entry_loop(name, ancestor);
+                // Under -L a name, still: where the walk read a directory
+                // may move (see `Breakdown::settle`).
+                self.follow_name(name, st, false);
                 return false;
             }
         }
-        // Reached again through another link: du -L counts it once.
-        if st.is_some_and(|st| !shared.first_reach(st)) {
+        // Reached again through another link: du -L counts it once (a file
+        // in the directory of the name it meets first).
+        if let Some(st) = st.filter(|st| !shared.first_reach(st)) {
+            self.follow_name(name, st, false);
             return false;
         }
         let is_dir = match st {

@@ -159,7 +159,7 @@ impl DirNode {
         }
         // How many levels below this directory the cursor is, if it is.
         let up = cursor.last.as_ref().and_then(|(node, _)| {
-            let levels = node.depth.checked_sub(self.depth)?;
+            let levels = node.depth().checked_sub(self.depth())?;
             let mut cur = node.as_ref();
             for _ in 0..levels {
                 cur = cur.parent.as_deref()?;
@@ -370,7 +370,7 @@ mod tests {
         // The parent `e` is reached from the root's descriptor, then `f`.
         assert_eq!(opens(), ["a", "b", "c", "d", "e", "f"]);
         assert_eq!(nodes[6].path(), tmp.path().join("a/b/c/d/e/f"));
-        assert_eq!(nodes[6].depth, 6);
+        assert_eq!(nodes[6].depth(), 6);
     }
 
     #[test]

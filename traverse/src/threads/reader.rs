@@ -140,7 +140,7 @@ impl Reader {
                 self.flush(worker, shared, &listing, &mut progress);
             }
         }
-        dir.listing_read(progress.read as u64, listing.fd.as_fd());
+        dir.listing_read(shared.listing_rule(progress.read as u64, listing.fd.as_fd()));
         self.finish(worker, pool, listing, may_split, progress, grow)
     }
 

@@ -32,7 +32,7 @@ impl Walker<'_> {
             ..
         } = r;
         if !more {
-            dir.listing_read(u64::from(seq), fd.as_fd());
+            dir.listing_read(shared.listing_rule(u64::from(seq), fd.as_fd()));
         }
         // In inode order, the stats a cold directory still needs: all
         // without readdirplus, those it did not look up with it.

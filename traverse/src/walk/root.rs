@@ -163,6 +163,10 @@ impl Walk {
             // Reached: a link back to it is passed over.
             shared.first_reach(&st);
             let root = DirNode::root(croot, fd, st.id(), tally);
+            if let (Some(breakdown), Some(_)) = (&shared.breakdown, &shared.reached) {
+                // Under -L no line goes out before the end (see `Breakdown::settle`).
+                breakdown.dir_walked(&root, st.id());
+            }
             if shared.reads(0) {
                 acc.merge(dispatch::walk(&shared, root, visitors));
             } else {

@@ -2,14 +2,15 @@
 //! the directories found again below themselves (loops), reported with
 //! the ancestor they repeat, and those counted under an earlier root.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::Worker;
+use super::{Shared, Worker};
 use crate::error::{Error, Op};
-use crate::node::{push_name, DirNode};
+use crate::node::{push_name, DirNode, ListingPlace};
 use crate::sys::{self, Stat};
 
 impl Worker<'_> {
@@ -35,6 +36,89 @@ impl Worker<'_> {
                 self.entry_error(name, Op::Stat, cause);
                 None
             }
+        }
+    }
+
+    /// Under -L with a breakdown: hands the name `name` of `st`, reached
+    /// for the walk's `first` time or again, to the breakdown, which
+    /// counts it once, where du does (see [`crate::breakdown`]). A
+    /// directory reached first is handed over once it has its node
+    /// ([`walked`](Self::walked)).
+    pub(super) fn follow_name(&mut self, name: &[u8], st: &Stat, first: bool) {
+        if !self.follow_names || (st.is_dir() && first) {
+            return;
+        }
+        if st.is_dir() {
+            if let (Some(dir), Ok(name)) = (self.dir.clone(), CString::new(name)) {
+                self.reached_again(st, (&dir, self.place), &name);
+            }
+            return;
+        }
+        // The path only for a line of it (`-a`), at any depth: its
+        // directory may move up.
+        self.entry_path.clear();
+        if self
+            .breakdown
+            .as_ref()
+            .is_some_and(|b| b.files_to.is_some())
+        {
+            self.entry_path_of(name);
+        }
+        let time = self.acc.time_of(st);
+        if let (Some(breakdown), Some(dir)) = (&self.breakdown, &self.dir) {
+            breakdown.followed((dir, self.place), &self.entry_path, st, (time, first));
+        }
+    }
+
+    /// Checks the directory being read, stat'ed through its descriptor
+    /// once open (not by name before), against its ancestors: false, with
+    /// the error reported, when it is one of them (a loop). Records its
+    /// identity for the checks below it.
+    pub fn opened_dir(&mut self, shared: &Shared, st: &Stat) -> bool {
+        let Some(dir) = self.dir.clone() else {
+            return true;
+        };
+        if self.counted_before(st) {
+            // Counted under an earlier root: du leaves it out silently,
+            // line included.
+            if let Some(tally) = dir.tally() {
+                tally.leave_out();
+            }
+            return false;
+        }
+        let same = shared.may_loop(st).then(|| dir.parent()).flatten();
+        if let Some(same) = same.and_then(|p| p.same_as(st.id())) {
+            self.dir_loop(same);
+            if let Some(parent) = dir.parent() {
+                self.reached_again(st, (parent, dir.place()), dir.name());
+            }
+            return false;
+        }
+        if !shared.first_reach(st) {
+            self.leave_out_dir();
+            if let Some(parent) = dir.parent() {
+                self.reached_again(st, (parent, dir.place()), dir.name());
+            }
+            return false;
+        }
+        dir.set_id(st.id());
+        self.walked(&dir, Some(st));
+        true
+    }
+
+    /// Under -L with a breakdown: the directory `dir`, stat'ed as `st`,
+    /// is read here, at its first reach.
+    pub(super) fn walked(&self, dir: &Arc<DirNode>, st: Option<&Stat>) {
+        if let (true, Some(breakdown), Some(st)) = (self.follow_names, &self.breakdown, st) {
+            breakdown.dir_walked(dir, st.id());
+        }
+    }
+
+    /// Under -L with a breakdown: the directory `st` reached again, as
+    /// `name` at `place` of `parent`.
+    fn reached_again(&self, st: &Stat, at: (&Arc<DirNode>, ListingPlace), name: &CStr) {
+        if let (true, Some(breakdown)) = (self.follow_names, &self.breakdown) {
+            breakdown.dir_again(st.id(), at, name);
         }
     }
 

@@ -11,12 +11,15 @@ impl Worker<'_> {
     /// With a breakdown: counts a stat'ed entry `name` (the current
     /// directory itself when `None`) in the current directory. A further
     /// name of a hard-linked inode waits to be settled (see
-    /// [`crate::breakdown`]); with `--count-links` every name counts.
+    /// [`crate::breakdown`]), and under -L every file; with
+    /// `--count-links` every name counts.
     pub(super) fn tally(&mut self, count_links: bool, name: Option<&[u8]>, st: &Stat) {
         let Some(ncdu) = self.breakdown.as_ref().map(|b| b.ncdu) else {
             return;
         };
-        if !count_links && st.is_hard_linked() {
+        if let Some(name) = name.filter(|_| self.follow_names && !st.is_dir()) {
+            self.follow_name(name, st, true);
+        } else if !count_links && st.is_hard_linked() {
             self.here.add_kind(st.mode);
             self.build_dir_path();
             self.entry_path.clear();
