@@ -12,7 +12,6 @@ mod testenv;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::Command;
 
 use testenv::*;
 
@@ -20,35 +19,11 @@ use testenv::*;
 /// `std` and `tokio` follow none).
 const FOLLOWING: [&str; 3] = ["auto", "threads", "uring"];
 
-/// du's output (exit status, stdout, stderr) for `args` in `dir`, from
-/// GNU du or from traverse with `engine`.
-fn run(engine: Option<&str>, dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let mut cmd = match engine {
-        None => Command::new("du"),
-        Some(engine) => {
-            let mut c = Command::new(bin());
-            c.args(["du", "--engine", engine]);
-            c
-        }
-    };
-    let out = cmd
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn same_as_gnu(dir: &Path, args: &[&str]) {
-    let want = run(None, dir, args);
+    let want = du_output(None, dir, args);
     assert_eq!(want.0, Some(0), "du {args:?}: {}", want.2);
     for engine in FOLLOWING {
-        let got = run(Some(engine), dir, args);
+        let got = du_output(Some(engine), dir, args);
         if got != want {
             // Only the lines that differ: -a prints 10 000 more.
             let (mine, theirs) = (got.1.lines(), want.1.lines());
@@ -70,7 +45,7 @@ fn same_as_gnu(dir: &Path, args: &[&str]) {
 /// The subdirectories of `dir` named `names`, in the order GNU du walks
 /// them: the order of their lines in `du -L dir`.
 fn du_order(dir: &Path, names: &[String]) -> Vec<String> {
-    let (_, out, _) = run(None, dir, &["-L", "."]);
+    let (_, out, _) = du_output(None, dir, &["-L", "."]);
     out.lines()
         .filter_map(|line| line.split_once("\t./").map(|(_, name)| name.to_owned()))
         .filter(|name| names.contains(name))

@@ -10,39 +10,14 @@ mod testenv;
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use testenv::*;
 
-/// du's output (exit status, stdout, stderr) for `args` in `dir`, from
-/// GNU du or from traverse with `engine`.
-fn run(engine: Option<&str>, dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let mut cmd = match engine {
-        None => Command::new("du"),
-        Some(engine) => {
-            let mut c = Command::new(bin());
-            c.args(["du", "--engine", engine]);
-            c
-        }
-    };
-    let out = cmd
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn same_order_as_gnu(dir: &Path, args: &[&str]) {
-    let want = run(None, dir, args);
+    let want = du_output(None, dir, args);
     assert_eq!(want.0, Some(0), "du {args:?}: {}", want.2);
     for engine in ENGINES {
-        let got = run(Some(engine), dir, args);
+        let got = du_output(Some(engine), dir, args);
         assert_eq!(
             got,
             want,

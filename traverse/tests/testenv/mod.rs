@@ -255,6 +255,30 @@ pub fn find_count(path: &Path, args: &[&str]) -> u64 {
 }
 
 /// The number `du ARGS PATH` prints.
+/// du's output (exit status, stdout, stderr) for `args` in `dir`, from
+/// GNU du or from traverse with `engine`.
+pub fn du_output(engine: Option<&str>, dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = match engine {
+        None => Command::new("du"),
+        Some(engine) => {
+            let mut c = Command::new(bin());
+            c.args(["du", "--engine", engine]);
+            c
+        }
+    };
+    let out = cmd
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub fn du(path: &Path, args: &[&str]) -> u64 {
     let out = Command::new("du")
         .args(args)
