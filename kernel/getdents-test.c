@@ -1378,9 +1378,9 @@ static int same_statx(const char *name, const struct statx *a,
 	return 0;
 }
 
-/* Every record of got against getdents64(2) and statx(2) of its name. */
-static int check_plus(int dfd, const struct plus_listing *got,
-		      const char *what)
+/* The records of got, names and d_off, against getdents64(2). */
+static int plus_as_listed(int dfd, const struct plus_listing *got,
+			  const char *what)
 {
 	static struct listing want, names;
 	int i;
@@ -1390,7 +1390,16 @@ static int check_plus(int dfd, const struct plus_listing *got,
 	names.n = got->n;
 	for (i = 0; i < got->n; i++)
 		names.r[i] = got->r[i].d;
-	if (compare(&names, &want, what))
+	return compare(&names, &want, what);
+}
+
+/* Every record of got against getdents64(2) and statx(2) of its name. */
+static int check_plus(int dfd, const struct plus_listing *got,
+		      const char *what)
+{
+	int i;
+
+	if (plus_as_listed(dfd, got, what))
 		return 1;
 	for (i = 0; i < got->n; i++) {
 		const struct plus_record *rec = &got->r[i];
@@ -1546,15 +1555,9 @@ static int check_mounted_root(int dfd, const struct plus_listing *got,
  */
 static int check_plus_refused(int dfd, const struct plus_listing *got)
 {
-	static struct listing want, names;
 	int i;
 
-	if (reference(dfd, &want))
-		return 1;
-	names.n = got->n;
-	for (i = 0; i < got->n; i++)
-		names.r[i] = got->r[i].d;
-	if (compare(&names, &want, "from the dcache"))
+	if (plus_as_listed(dfd, got, "from the dcache"))
 		return 1;
 	for (i = 0; i < got->n; i++) {
 		int expected = strcmp(got->r[i].d.name, "..") ? -EAGAIN :
