@@ -10,30 +10,16 @@ mod testenv;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::Command;
 
 use testenv::*;
 
-/// Exit status, the lines sorted, and stderr.
+/// Exit status, the lines sorted, and stderr; traverse with its default
+/// engine.
 fn du(gnu: bool, dir: &Path, args: &[&str]) -> (i32, Vec<String>, String) {
-    let mut cmd = if gnu {
-        Command::new("du")
-    } else {
-        let mut c = Command::new(bin());
-        c.arg("du");
-        c
-    };
-    let out = cmd
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let (code, out, err) = du_output((!gnu).then_some("auto"), dir, args);
+    let mut lines: Vec<String> = out.lines().map(str::to_owned).collect();
     lines.sort();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code().unwrap_or(-1), lines, err)
+    (code.unwrap_or(-1), lines, err)
 }
 
 fn same_as_gnu(dir: &Path, args: &[&str]) {
