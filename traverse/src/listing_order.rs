@@ -151,12 +151,10 @@ impl ListingRule {
     /// entries (`.` and `..` left out). Only a directory of more than
     /// 10 000 entries costs a system call (`fstatfs`).
     pub fn of(entries: u64, dir: BorrowedFd<'_>) -> ListingRule {
-        ListingRule {
-            sorted_entries: if sorts_by_inode(entries, dir) {
-                entries
-            } else {
-                0
-            },
+        if sorts_by_inode(entries, dir) {
+            ListingRule::sorting(entries)
+        } else {
+            ListingRule::AS_LISTED
         }
     }
 
@@ -173,12 +171,11 @@ impl ListingRule {
     /// assert_ne!(ListingRule::logical(10_001), ListingRule::AS_LISTED);
     /// ```
     pub fn logical(entries: u64) -> ListingRule {
-        let sorted_entries = if entries > INODE_SORT_ABOVE {
-            entries
+        if entries > INODE_SORT_ABOVE {
+            ListingRule::sorting(entries)
         } else {
-            0
-        };
-        ListingRule { sorted_entries }
+            ListingRule::AS_LISTED
+        }
     }
 
     /// The rule of a directory of `sorted_entries` entries that `du` sorts
