@@ -28,6 +28,8 @@ struct Run {
     stdout: String,
     stderr: String,
     after_sigint: Option<Duration>,
+    /// From the spawn to the exit.
+    elapsed: Duration,
 }
 
 /// When a run gets SIGINT.
@@ -115,6 +117,7 @@ fn run(mut cmd: Command, sigint: Sigint<'_>, limit: Duration) -> Run {
         stdout: head(&out_path),
         stderr: String::from_utf8_lossy(&fs::read(&err_path).unwrap()).into_owned(),
         after_sigint: signalled.map(|t| t.elapsed()),
+        elapsed: start.elapsed(),
     }
 }
 
@@ -418,7 +421,15 @@ fn sigint_on_a_slow_filesystem_stops_every_engine_promptly() {
             Duration::from_secs(120),
         );
         let after = got.after_sigint.expect("signalled");
-        assert_eq!(got.code, Some(130), "{engine}: {}", got.stderr);
+        assert_eq!(
+            got.code,
+            Some(130),
+            "{engine}: exit {:?} after {:?} ({after:?} after SIGINT), stdout {}, stderr {}",
+            got.code,
+            got.elapsed,
+            got.stdout,
+            got.stderr
+        );
         let (_, totals) = parse_json(got.stdout.trim_end());
         assert!(totals.files < 200, "{engine}: not partial: {totals:?}");
         assert!(
