@@ -21,8 +21,9 @@
  * removed and renamed between reads or while a read looks them up, and
  * that a directory in the dcache is read with no io-wq worker; with
  * IORING_GETDENTS_PLUS_DCACHE, the same answers from the dcache, inline
- * and in io-wq, a mount on an entry followed there too, and "." of a
- * directory covered by a mount, which stays the directory.
+ * and in io-wq, a mount on an entry followed there too, "." of a
+ * directory covered by a mount, which stays the directory, and the owners
+ * seen through an idmapped mount.
  *
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
  * tmpfs, ext4 and XFS, which the series covers, and on btrfs and overlayfs,
@@ -39,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1675,6 +1677,160 @@ out:
  * in a child as nobody (root passes DAC checks), on a descriptor opened
  * before.
  */
+/*
+ * A user namespace whose ids 0-1999 are 10000-11999 outside: its
+ * descriptor (for MOUNT_ATTR_IDMAP), or -1 with the failure set. A child
+ * makes it and is gone by the return; the descriptor keeps it.
+ */
+static int idmap_userns(void)
+{
+	static const char *const maps[] = { "uid_map", "gid_map" };
+	char path[64], ready;
+	int pipefd[2], i, fd, ns = -1, status;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return fail("pipe: %s", strerror(errno)), -1;
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (unshare(CLONE_NEWUSER) || write(pipefd[1], "u", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (pid < 0 || read(pipefd[0], &ready, 1) != 1) {
+		fail("a child in a new user namespace: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", pid, maps[i]);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, "0 10000 2000\n", 13) != 13) {
+			fail("write %s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		fail("open %s: %s", path, strerror(errno));
+out:
+	close(pipefd[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	return ns;
+}
+
+/*
+ * Through an idmapped mount (a detached clone of the directory given the
+ * mapping of idmap_userns()), every record carries the owners statx(2)
+ * gives there, inline and in io-wq: 10000 for root's files, 11000 for a
+ * file of uid and gid 1000, the overflow ids (65534) for 5000, which the
+ * mapping leaves out. overlayfs cannot be idmapped.
+ */
+static int test_plus_idmapped(void)
+{
+	static const struct {
+		const char *name;
+		unsigned int owner, want;
+	} owners[] = {
+		{ "owned-by-0", 0, 10000 },
+		{ "owned-by-1000", 1000, 11000 },
+		{ "owned-by-5000", 5000, 65534 },
+	};
+	static struct plus_listing got;
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	char path[PATH_MAX + 16];
+	int dfd, tree = -1, fd = -1, ns, lock, async, i, j, ret = 1;
+
+	if (make_plus_dir("plus-idmap", 20, &dfd))
+		return 1;
+	for (i = 0; i < 3; i++) {
+		int fd = openat(dfd, owners[i].name, O_CREAT | O_WRONLY, 0644);
+
+		if (fd < 0 || fchown(fd, owners[i].owner, owners[i].owner))
+			return fail("create %s owned by %u: %s", owners[i].name,
+				    owners[i].owner, strerror(errno));
+		close(fd);
+	}
+	close(dfd);
+	ns = idmap_userns();
+	if (ns < 0)
+		return 1;
+	/* A mount, detached or not, sends the dcache lookups beside to io-wq. */
+	lock = dcache_turn();
+	if (lock < 0)
+		goto out;
+	snprintf(path, sizeof(path), "%s/plus-idmap", base);
+	tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0) {
+		fail("open_tree %s: %s", path, strerror(errno));
+		goto out;
+	}
+	attr.userns_fd = ns;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr))) {
+		struct statfs sfs;
+
+		if (errno == EINVAL && !fstatfs(tree, &sfs) &&
+		    sfs.f_type == OVERLAYFS_SUPER_MAGIC) {
+			printf("  (overlayfs: no idmapped mounts)\n");
+			ret = 0;
+		} else {
+			fail("idmap %s: %s", path, strerror(errno));
+		}
+		goto out;
+	}
+	fd = openat(tree, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fail("open the idmapped %s: %s", path, strerror(errno));
+		goto out;
+	}
+	for (async = 0; async < 2; async++) {
+		const char *what = async ? "idmapped, in io-wq" : "idmapped";
+
+		plus_sqe_flags = async ? IOSQE_ASYNC : 0;
+		if (list_plus(fd, 1 << 16, 0, &got) ||
+		    check_plus(fd, &got, what))
+			goto out;
+		for (i = 0; i < 3; i++) {
+			for (j = 0; j < got.n; j++)
+				if (!strcmp(got.r[j].d.name, owners[i].name))
+					break;
+			if (j == got.n) {
+				fail("%s: %s not listed", what, owners[i].name);
+				goto out;
+			}
+			if (got.r[j].stx.stx_uid != owners[i].want ||
+			    got.r[j].stx.stx_gid != owners[i].want) {
+				fail("%s: %s owned by %u:%u on disk carries %u:%u, expected %u:%u",
+				     what, owners[i].name, owners[i].owner,
+				     owners[i].owner, got.r[j].stx.stx_uid,
+				     got.r[j].stx.stx_gid, owners[i].want,
+				     owners[i].want);
+				goto out;
+			}
+		}
+	}
+	ret = 0;
+out:
+	plus_sqe_flags = 0;
+	if (fd >= 0)
+		close(fd);
+	if (tree >= 0)
+		close(tree);
+	if (lock >= 0)
+		close(lock);
+	close(ns);
+	return ret;
+}
+
 static int plus_no_search_child(int dfd, const struct listing *want)
 {
 	static struct plus_listing got;
@@ -2048,6 +2204,7 @@ int main(void)
 		{ "plus_matches_statx", test_plus_matches_statx },
 		{ "plus_dcache", test_plus_dcache },
 		{ "plus_dot_overmounted", test_plus_dot_overmounted },
+		{ "plus_idmapped", test_plus_idmapped },
 		{ "plus_small_buffer_and_flags", test_plus_small_buffer_and_flags },
 		{ "plus_reserved_bytes_einval", test_plus_reserved_bytes_einval },
 		{ "plus_no_search_permission", test_plus_no_search_permission },

@@ -3,9 +3,14 @@
  * Description: non-blocking directory reads (kernel/patches 0007-0009). A
  * GETDENTS of a directory whose blocks are cached completes in the task
  * that submitted it; one of a cold directory goes to an io-wq worker; both
- * return exactly what getdents64(2) returns. kernel/test-vm runs it with
- * $TMPDIR on tmpfs, ext4, ext4 without dir_index (linear directories) and
- * XFS. Raw system calls only, like getdents-test.c.
+ * return exactly what getdents64(2) returns. Where the inline attempt could
+ * wait it does not try: a read that finds an atime update due (decided
+ * once, before the read: a read that completed inline never moved atime on
+ * a disk filesystem, under strictatime too), and one that may raise a
+ * fanotify permission event (kernel/patches 0004: the submission returns
+ * before the listener answers; one event per read). kernel/test-vm runs it
+ * with $TMPDIR on tmpfs, ext4, ext4 without dir_index (linear directories)
+ * and XFS. Raw system calls only, like getdents-test.c.
  *
  * How a request is known to have completed inline: the ring is made with
  * IORING_SETUP_DEFER_TASKRUN. There, a request that an io-wq worker
@@ -26,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,9 +43,12 @@
 #include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/magic.h>
+#include <poll.h>
+#include <sys/fanotify.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -51,6 +60,8 @@
 #include "c-test.h"
 
 #define LOCK_FILE	"/tmp/nowait-test.lock"	/* see main() */
+/* Mounts take turns with the dcache tests of the other suites. */
+#define DCACHE_LOCK	"/tmp/getdents-dcache.lock"
 #define MAX_ENTRIES	4096
 #define NAME_LEN	256
 
@@ -401,6 +412,259 @@ static int test_atime_update_goes_to_io_wq(void)
 	return 0;
 }
 
+/*
+ * atime is decided once, before an inline read (kernel/patches 0007): a
+ * read that completed inline on a disk filesystem never moved atime, since
+ * an update there is a journal transaction, even where the clock ticked
+ * during the read. A decision made again after the read, as
+ * file_accessed() makes it, would start that transaction in the
+ * submitting task. Under strictatime (a bind mount of the directory) every
+ * tick makes an update due, so reads of a large directory keep crossing
+ * ticks; those that find one due before they start go to io-wq. tmpfs
+ * updates atime in memory, inline: nothing to check there.
+ */
+static int test_inline_reads_leave_atime(void)
+{
+	static char buf[1 << 15];
+	char src[PATH_MAX + 16], point[PATH_MAX + 16];
+	struct counts c = { 0 };
+	int dfd, fd = -1, lock, pass, res, inl, ret = 1;
+
+	if (fs_type == TMPFS_MAGIC)
+		return 0;
+	if (make_dir("atime-strict", 3000, &dfd))
+		return 1;
+	close(dfd);
+	snprintf(src, sizeof(src), "%s/atime-strict", base);
+	snprintf(point, sizeof(point), "%s/strict", base);
+	if (mkdir(point, 0700))
+		return fail("mkdir %s: %s", point, strerror(errno));
+	lock = open(DCACHE_LOCK, O_RDWR | O_CREAT, 0666);
+	if (lock < 0 || flock(lock, LOCK_EX))
+		return fail("%s: %s", DCACHE_LOCK, strerror(errno));
+	if (mount(src, point, NULL, MS_BIND, NULL)) {
+		close(lock);
+		return fail("bind mount %s: %s", point, strerror(errno));
+	}
+	if (mount(NULL, point, NULL, MS_REMOUNT | MS_BIND | MS_STRICTATIME,
+		  NULL)) {
+		fail("remount %s strictatime: %s", point, strerror(errno));
+		goto out;
+	}
+	fd = open(point, O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		fail("open %s: %s", point, strerror(errno));
+		goto out;
+	}
+	if (settle())
+		goto out;
+	for (pass = 0; pass < 40; pass++) {
+		if (lseek(fd, 0, SEEK_SET) != 0) {
+			fail("lseek: %s", strerror(errno));
+			goto out;
+		}
+		do {
+			struct statx before, after;
+
+			if (statx(fd, "", AT_EMPTY_PATH, STATX_ATIME, &before)) {
+				fail("statx: %s", strerror(errno));
+				goto out;
+			}
+			res = getdents_req(fd, buf, sizeof(buf), -1, 0, &inl);
+			if (res < 0) {
+				if (!failure[0])
+					fail("GETDENTS: %d", res);
+				goto out;
+			}
+			if (statx(fd, "", AT_EMPTY_PATH, STATX_ATIME, &after)) {
+				fail("statx: %s", strerror(errno));
+				goto out;
+			}
+			if (!inl) {
+				c.punted_reads++;
+				continue;
+			}
+			c.inline_reads++;
+			if (before.stx_atime.tv_sec != after.stx_atime.tv_sec ||
+			    before.stx_atime.tv_nsec != after.stx_atime.tv_nsec) {
+				fail("a read that completed inline moved atime from %lld.%09u to %lld.%09u (a journal transaction in the submitting task)",
+				     (long long)before.stx_atime.tv_sec,
+				     before.stx_atime.tv_nsec,
+				     (long long)after.stx_atime.tv_sec,
+				     after.stx_atime.tv_nsec);
+				goto out;
+			}
+		} while (res > 0);
+	}
+	if (!c.inline_reads || !c.punted_reads)
+		fail("%ld reads inline, %ld punted: strictatime should send those that start in a new tick to io-wq, and leave the others inline",
+		     c.inline_reads, c.punted_reads);
+	else
+		ret = 0;
+	printf("  strictatime: %ld reads inline, %ld punted\n", c.inline_reads,
+	       c.punted_reads);
+out:
+	if (fd >= 0)
+		close(fd);
+	umount2(point, MNT_DETACH);
+	close(lock);
+	return ret;
+}
+
+/* What the permission listener of test_permission_event_not_inline saw. */
+struct perm_listener {
+	volatile int ready, submitted, done;
+	volatile int events, held_too_long;
+	char error[PATH_MAX + 256];
+};
+
+/*
+ * The listener: a FAN_ACCESS_PERM mark on dir, then every event is held
+ * until the submitting io_uring_enter has returned (l->submitted), or 5 s
+ * if it never does, which means that the submission waited for the answer.
+ */
+static int perm_listen(const char *dir, struct perm_listener *l)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY);
+
+	if (fan < 0 ||
+	    fanotify_mark(fan, FAN_MARK_ADD, FAN_ACCESS_PERM | FAN_ONDIR,
+			  AT_FDCWD, dir)) {
+		snprintf(l->error, sizeof(l->error), "fanotify on %s: %s", dir,
+			 strerror(errno));
+		return 1;
+	}
+	l->ready = 1;
+	for (;;) {
+		struct pollfd p = { fan, POLLIN, 0 };
+		struct fanotify_event_metadata *ev;
+		ssize_t len;
+
+		if (poll(&p, 1, 20) == 0) {
+			if (l->done)
+				return 0;
+			continue;
+		}
+		len = read(fan, buf, sizeof(buf));
+		if (len < 0) {
+			snprintf(l->error, sizeof(l->error), "read fanotify: %s",
+				 strerror(errno));
+			return 1;
+		}
+		for (ev = (void *)buf; FAN_EVENT_OK(ev, len);
+		     ev = FAN_EVENT_NEXT(ev, len)) {
+			struct fanotify_response answer = { ev->fd, FAN_ALLOW };
+			int waited;
+
+			l->events++;
+			for (waited = 0; !l->submitted && waited < 5000; waited++)
+				usleep(1000);
+			if (!l->submitted)
+				l->held_too_long = 1;
+			if (write(fan, &answer, sizeof(answer)) != sizeof(answer)) {
+				snprintf(l->error, sizeof(l->error),
+					 "answer fanotify: %s", strerror(errno));
+				return 1;
+			}
+			close(ev->fd);
+		}
+	}
+}
+
+/*
+ * A read that may raise a permission event (a FAN_ACCESS_PERM listener on
+ * the directory) is not tried inline (kernel/patches 0004): the listener
+ * answers when it likes, and the submitting task must not wait for it.
+ * The listener holds its answer until the submission has returned; the
+ * read completes in io-wq with getdents64's listing, and the event is
+ * raised once, not inline and again after the punt.
+ */
+static int test_permission_event_not_inline(void)
+{
+	static char buf[1 << 15];
+	struct perm_listener *l;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	char dir[PATH_MAX + 16];
+	int dfd, fd, inl, ret = 1, waited, status;
+	pid_t pid;
+
+	if (make_dir("perm", 50, &dfd) || settle() || reference(dfd, &want))
+		return 1;
+	close(dfd);
+	snprintf(dir, sizeof(dir), "%s/perm", base);
+	l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (l == MAP_FAILED)
+		return fail("mmap: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		return fail("fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(perm_listen(dir, l));
+	for (waited = 0; !l->ready && !l->error[0] && waited < 5000; waited++)
+		usleep(1000);
+	if (!l->ready) {
+		fail("listener: %s", l->error[0] ? l->error : "not ready in 5 s");
+		goto out;
+	}
+	/* Opened after the mark: the file may raise permission events. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		fail("open %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	sqe = get_sqe(&ring);
+	sqe->opcode = OP_GETDENTS;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = sizeof(buf);
+	sqe->off = (uint64_t)-1;
+	if (ring_enter(&ring, 1, 0, 0) != 1) {
+		fail("io_uring_enter did not submit");
+		goto out_fd;
+	}
+	l->submitted = 1;
+	inl = peek_cqe(&ring, &cqe);
+	while (!inl && !peek_cqe(&ring, &cqe))
+		ring_enter(&ring, 0, 1, IORING_ENTER_GETEVENTS);
+	got.n = 0;
+	if (cqe.res < 0) {
+		fail("GETDENTS with a permission listener: %d", cqe.res);
+		goto out_fd;
+	}
+	if (parse(&got, buf, cqe.res) ||
+	    compare(&got, &want, "with a permission listener", -1))
+		goto out_fd;
+	l->done = 1;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		pid = -1;
+		fail("listener: %s", l->error[0] ? l->error : "died");
+		goto out_fd;
+	}
+	pid = -1;
+	if (l->held_too_long)
+		fail("io_uring_enter waited for the permission listener's answer");
+	else if (inl)
+		fail("the read completed inline, with a permission listener");
+	else if (l->events != 1)
+		fail("%d permission events for one read", l->events);
+	else
+		ret = 0;
+out_fd:
+	close(fd);
+out:
+	if (pid > 0) {
+		l->done = 1;
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	munmap(l, sizeof(*l));
+	return ret;
+}
+
 /* The block device under base (/dev/NAME from sysfs), or -1. */
 static int open_bdev(void)
 {
@@ -612,6 +876,9 @@ int main(int argc, char **argv)
 		{ "warm_directories_complete_inline",
 		  test_warm_directories_complete_inline, 0 },
 		{ "atime_update_goes_to_io_wq", test_atime_update_goes_to_io_wq, 0 },
+		{ "inline_reads_leave_atime", test_inline_reads_leave_atime, 0 },
+		{ "permission_event_not_inline",
+		  test_permission_event_not_inline, 0 },
 		{ "cold_directories_match_getdents64",
 		  test_cold_directories_match_getdents64, 1 },
 	};
