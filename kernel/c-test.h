@@ -179,6 +179,21 @@ static inline struct io_uring_sqe *get_sqe(struct ring *r)
 	return sqe;
 }
 
+/* The next free SQE as a GETDENTS of fd, len bytes into buf from off. */
+static inline struct io_uring_sqe *getdents_sqe(struct ring *r, int fd,
+						void *buf, unsigned int len,
+						int64_t off)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+
+	sqe->opcode = OP_GETDENTS;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->off = (uint64_t)off;
+	return sqe;
+}
+
 /* io_uring_enter(2); returns its result, or -errno. */
 static inline int ring_enter(struct ring *r, unsigned int submit,
 			     unsigned int wait, unsigned int flags)

@@ -386,7 +386,6 @@ out:
 static int test_one_readdir_per_read(void)
 {
 	static char want[BUF_LEN], got[BUF_LEN];
-	struct io_uring_sqe *sqe;
 	struct io_uring_cqe cqe;
 	long n64, r64, r, pos64;
 	int dfd, ret = 0;
@@ -402,12 +401,7 @@ static int test_one_readdir_per_read(void)
 		ret = fail("getdents64 gave %ld after %ld READDIRs", n64, r64);
 		goto out;
 	}
-	sqe = get_sqe(&ring);
-	sqe->opcode = OP_GETDENTS;
-	sqe->fd = dfd;
-	sqe->addr = (uintptr_t)got;
-	sqe->len = sizeof(got);
-	sqe->off = (uint64_t)-1;
+	getdents_sqe(&ring, dfd, got, sizeof(got), -1);
 	if (ring_enter(&ring, 1, 1, IORING_ENTER_GETEVENTS) != 1 ||
 	    wait_cqe(&ring, &cqe)) {
 		ret = fail("submit: errno %ld", errno, 0);

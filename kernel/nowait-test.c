@@ -108,16 +108,10 @@ static int fail(const char *fmt, ...)
 static int getdents_req(int fd, void *buf, unsigned int len, int64_t off,
 			unsigned char sqe_flags, int *inl)
 {
-	struct io_uring_sqe *sqe = get_sqe(&ring);
 	struct io_uring_cqe cqe;
 	int ret;
 
-	sqe->opcode = OP_GETDENTS;
-	sqe->flags = sqe_flags;
-	sqe->fd = fd;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = len;
-	sqe->off = (uint64_t)off;
+	getdents_sqe(&ring, fd, buf, len, off)->flags = sqe_flags;
 	ret = ring_enter(&ring, 1, 0, 0);
 	if (ret != 1) {
 		fail("io_uring_enter submitted %d", ret);
@@ -584,7 +578,6 @@ static int test_permission_event_not_inline(void)
 {
 	static char buf[1 << 15];
 	struct perm_listener *l;
-	struct io_uring_sqe *sqe;
 	struct io_uring_cqe cqe;
 	char dir[PATH_MAX + 16];
 	int dfd, fd, inl, ret = 1, waited, status;
@@ -615,12 +608,7 @@ static int test_permission_event_not_inline(void)
 		fail("open %s: %s", dir, strerror(errno));
 		goto out;
 	}
-	sqe = get_sqe(&ring);
-	sqe->opcode = OP_GETDENTS;
-	sqe->fd = fd;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = sizeof(buf);
-	sqe->off = (uint64_t)-1;
+	getdents_sqe(&ring, fd, buf, sizeof(buf), -1);
 	if (ring_enter(&ring, 1, 0, 0) != 1) {
 		fail("io_uring_enter did not submit");
 		goto out_fd;
