@@ -59,9 +59,8 @@
 
 #include "c-test.h"
 
-#define LOCK_FILE	"/tmp/nowait-test.lock"	/* see main() */
-/* Mounts take turns with the dcache tests of the other suites. */
-#define DCACHE_LOCK	"/tmp/getdents-dcache.lock"
+/* Shared with the other suites' cache and mount tests: see main(). */
+#define LOCK_FILE	"/tmp/getdents-dcache.lock"
 #define MAX_ENTRIES	4096
 #define NAME_LEN	256
 
@@ -422,7 +421,7 @@ static int test_inline_reads_leave_atime(void)
 	static char buf[1 << 15];
 	char src[PATH_MAX + 16], point[PATH_MAX + 16];
 	struct counts c = { 0 };
-	int dfd, fd = -1, lock, pass, res, inl, ret = 1;
+	int dfd, fd = -1, pass, res, inl, ret = 1;
 
 	if (fs_type == TMPFS_MAGIC)
 		return 0;
@@ -433,13 +432,8 @@ static int test_inline_reads_leave_atime(void)
 	snprintf(point, sizeof(point), "%s/strict", base);
 	if (mkdir(point, 0700))
 		return fail("mkdir %s: %s", point, strerror(errno));
-	lock = open(DCACHE_LOCK, O_RDWR | O_CREAT, 0666);
-	if (lock < 0 || flock(lock, LOCK_EX))
-		return fail("%s: %s", DCACHE_LOCK, strerror(errno));
-	if (mount(src, point, NULL, MS_BIND, NULL)) {
-		close(lock);
+	if (mount(src, point, NULL, MS_BIND, NULL))
 		return fail("bind mount %s: %s", point, strerror(errno));
-	}
 	if (mount(NULL, point, NULL, MS_REMOUNT | MS_BIND | MS_STRICTATIME,
 		  NULL)) {
 		fail("remount %s strictatime: %s", point, strerror(errno));
@@ -501,7 +495,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	umount2(point, MNT_DETACH);
-	close(lock);
 	return ret;
 }
 
@@ -850,21 +843,24 @@ static int time_main(char **argv)
 int main(int argc, char **argv)
 {
 	/*
-	 * drops_caches: dropping caches is global, and test-vm runs this
-	 * binary on several filesystems at once, so a test that drops them
-	 * holds an exclusive lock on LOCK_FILE, the others a shared one:
-	 * caches are never dropped under a test that expects them warm.
+	 * exclusive: dropping caches and mounting are global, and test-vm
+	 * runs this binary on several filesystems at once beside the other
+	 * suites, whose tests that drop caches or mount (getdents-test,
+	 * kernel_plus.rs, traverse's uring.rs) lock LOCK_FILE exclusively.
+	 * A test here that does either locks it exclusively too, the others
+	 * share it: caches are never dropped under a test that expects them
+	 * warm, and no mount ends another suite's dcache-only walk.
 	 */
 	static const struct {
 		const char *name;
 		int (*fn)(void);
-		int drops_caches;
+		int exclusive;
 	} tests[] = {
 		{ "async_is_seen_as_punted", test_async_is_seen_as_punted, 0 },
 		{ "warm_directories_complete_inline",
 		  test_warm_directories_complete_inline, 0 },
 		{ "atime_update_goes_to_io_wq", test_atime_update_goes_to_io_wq, 0 },
-		{ "inline_reads_leave_atime", test_inline_reads_leave_atime, 0 },
+		{ "inline_reads_leave_atime", test_inline_reads_leave_atime, 1 },
 		{ "permission_event_not_inline",
 		  test_permission_event_not_inline, 0 },
 		{ "cold_directories_match_getdents64",
@@ -910,7 +906,7 @@ int main(int argc, char **argv)
 	printf("running %d tests in %s (filesystem 0x%lx)\n", n, base, fs_type);
 	for (i = 0; i < n; i++) {
 		failure[0] = '\0';
-		if (flock(lock_fd, tests[i].drops_caches ? LOCK_EX : LOCK_SH)) {
+		if (flock(lock_fd, tests[i].exclusive ? LOCK_EX : LOCK_SH)) {
 			fprintf(stderr, "flock %s: %s\n", LOCK_FILE, strerror(errno));
 			return 1;
 		}
