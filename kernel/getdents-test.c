@@ -23,7 +23,9 @@
  * IORING_GETDENTS_PLUS_DCACHE, the same answers from the dcache, inline
  * and in io-wq, a mount on an entry followed there too, "." of a
  * directory covered by a mount, which stays the directory, and the owners
- * seen through an idmapped mount.
+ * seen through an idmapped mount. With fscrypt (ext4): an encrypted
+ * directory with its key and without, and an encrypted file moved to a
+ * plain directory, read inline from the dcache with STATX_DIOALIGN.
  *
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
  * tmpfs, ext4 and XFS, which the series covers, and on btrfs and overlayfs,
@@ -50,11 +52,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/fscrypt.h>
 #include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <linux/stat.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -1255,6 +1259,8 @@ struct plus_listing {
 static unsigned int plus_sqe_flags;
 /* IORING_GETDENTS_PLUS_DCACHE here: lookups from the dcache only. */
 static unsigned int plus_dcache;
+/* The statx mask readdirplus reads ask for, and check_plus() compares. */
+static unsigned int plus_mask = PLUS_MASK;
 
 static void prep_getdents_plus(struct io_uring_sqe *sqe, int fd, void *buf,
 			       unsigned int len, int64_t off)
@@ -1262,7 +1268,7 @@ static void prep_getdents_plus(struct io_uring_sqe *sqe, int fd, void *buf,
 	prep_getdents(sqe, fd, buf, len, off, 1);
 	sqe->flags = plus_sqe_flags;
 	sqe->rw_flags = IORING_GETDENTS_PLUS | plus_dcache;
-	sqe->file_index = PLUS_MASK;
+	sqe->file_index = plus_mask;
 }
 
 /*
@@ -1376,6 +1382,10 @@ static int same_statx(const char *name, const struct statx *a,
 		SAME(stx_atime.tv_sec);
 		SAME(stx_atime.tv_nsec);
 	}
+	if (plus_mask & STATX_DIOALIGN) {
+		SAME(stx_dio_mem_align);
+		SAME(stx_dio_offset_align);
+	}
 #undef SAME
 	return 0;
 }
@@ -1417,7 +1427,7 @@ static int check_plus(int dfd, const struct plus_listing *got,
 		if (rec->error)
 			return fail("%s: %s carries error %d", what,
 				    rec->d.name, rec->error);
-		if (statx(dfd, rec->d.name, AT_SYMLINK_NOFOLLOW, PLUS_MASK,
+		if (statx(dfd, rec->d.name, AT_SYMLINK_NOFOLLOW, plus_mask,
 			  &stx))
 			return fail("statx %s: %s", rec->d.name,
 				    strerror(errno));
@@ -1831,6 +1841,240 @@ out:
 	return ret;
 }
 
+/*
+ * dfd read by getdents64 into want, in a new clock tick, and every name
+ * in it looked up, so that readdirplus finds its blocks cached, no atime
+ * update due (as test_inline_completion) and each name in the dcache.
+ */
+static int warm_names(int dfd, struct listing *want)
+{
+	struct timespec tick = { 0, 50 * 1000 * 1000 };
+	struct stat st;
+	int i;
+
+	nanosleep(&tick, NULL);
+	if (reference(dfd, want))
+		return 1;
+	for (i = 0; i < want->n; i++) {
+		if (strcmp(want->r[i].name, "..") &&
+		    fstatat(dfd, want->r[i].name, &st, AT_SYMLINK_NOFOLLOW))
+			return fail("stat %s: %s", want->r[i].name,
+				    strerror(errno));
+	}
+	return 0;
+}
+
+/* A master key for fscrypt, in the shape FS_IOC_ADD_ENCRYPTION_KEY takes. */
+struct enc_key {
+	struct fscrypt_add_key_arg arg;
+	__u8 raw[FSCRYPT_MAX_KEY_SIZE];
+};
+
+/*
+ * The encrypted file moved out to base/plus-enc-out, looked up from the
+ * dcache by a new ring: the read completes inline (no io-wq worker), the
+ * records are statx(2)'s with STATX_DIOALIGN, and "moved" carries the
+ * block size an encrypted file's direct I/O needs where the plain file
+ * beside it carries the device's, so the attribute was read, not guessed.
+ */
+static int enc_inline_child(int dfd, const struct listing *want)
+{
+	static struct plus_listing got;
+	int i, moved = -1, plain = -1, workers;
+
+	(void)want;
+	if (ring_init(&ring, 8, 0))
+		return fail("io_uring_setup in the child");
+	plus_dcache = IORING_GETDENTS_PLUS_DCACHE;
+	/* At -1 from lseek(2): a read at another position seeks, in io-wq. */
+	if (list_plus(dfd, 1 << 16, 1, &got) ||
+	    check_plus(dfd, &got, "encrypted file, from the dcache"))
+		return 1;
+	workers = count_iowq_workers();
+	if (workers != 0)
+		return fail("%d io-wq workers after a dcache-only readdirplus of a cached directory",
+			    workers);
+	for (i = 0; i < got.n; i++) {
+		if (!strcmp(got.r[i].d.name, "moved"))
+			moved = i;
+		else if (!strcmp(got.r[i].d.name, "plain"))
+			plain = i;
+	}
+	if (moved < 0 || plain < 0)
+		return fail("moved or plain not listed");
+	if (!(got.r[moved].stx.stx_mask & STATX_DIOALIGN) ||
+	    got.r[moved].stx.stx_dio_offset_align !=
+		    got.r[moved].stx.stx_blksize ||
+	    got.r[plain].stx.stx_dio_offset_align ==
+		    got.r[plain].stx.stx_blksize)
+		return fail("direct I/O alignment %u (encrypted), %u (plain), block size %u",
+			    got.r[moved].stx.stx_dio_offset_align,
+			    got.r[plain].stx.stx_dio_offset_align,
+			    got.r[moved].stx.stx_blksize);
+	return 0;
+}
+
+/* base/name read with readdirplus, inline and in io-wq, against statx(2). */
+static int check_plus_dir(const char *name, const char *what)
+{
+	static struct plus_listing got;
+	int dfd, async, ret = 0;
+
+	dfd = openat(base_fd, name, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return fail("open %s: %s", name, strerror(errno));
+	for (async = 0; async < 2 && !ret; async++) {
+		plus_sqe_flags = async ? IOSQE_ASYNC : 0;
+		ret = list_plus(dfd, 1200, 0, &got) ||
+		      check_plus(dfd, &got, what);
+	}
+	plus_sqe_flags = 0;
+	close(dfd);
+	return ret;
+}
+
+/*
+ * Sets up base/plus-enc, encrypted with a v2 policy under key (added to
+ * the filesystem), with files, a directory and a symlink, and base/plus-
+ * enc-out, a plain directory holding "plain" and "moved", a file written
+ * in plus-enc and renamed out, so still encrypted. 1 with the failure set,
+ * -1 (and a note) where the filesystem has no fscrypt.
+ */
+static int make_enc_dirs(struct enc_key *key)
+{
+	struct fscrypt_policy_v2 policy = {
+		.version = FSCRYPT_POLICY_V2,
+		.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS,
+		.filenames_encryption_mode = FSCRYPT_MODE_AES_256_CTS,
+		.flags = FSCRYPT_POLICY_FLAGS_PAD_32,
+	};
+	struct statfs sfs;
+	int enc, out, fd, i;
+
+	memset(key, 0, sizeof(*key));
+	key->arg.key_spec.type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER;
+	key->arg.raw_size = FSCRYPT_MAX_KEY_SIZE;
+	for (i = 0; i < FSCRYPT_MAX_KEY_SIZE; i++)
+		key->raw[i] = (__u8)(i * 7 + 1);
+	if (ioctl(base_fd, FS_IOC_ADD_ENCRYPTION_KEY, &key->arg)) {
+		/* test-vm makes the ext4 disk with the encrypt feature. */
+		if ((errno == ENOTTY || errno == EOPNOTSUPP) &&
+		    !fstatfs(base_fd, &sfs) && sfs.f_type != EXT4_SUPER_MAGIC) {
+			printf("  (no fscrypt on this filesystem)\n");
+			return -1;
+		}
+		return fail("add an encryption key: %s", strerror(errno));
+	}
+	memcpy(policy.master_key_identifier, key->arg.key_spec.u.identifier,
+	       FSCRYPT_KEY_IDENTIFIER_SIZE);
+	if (mkdirat(base_fd, "plus-enc", 0755) ||
+	    mkdirat(base_fd, "plus-enc-out", 0755))
+		return fail("mkdir plus-enc: %s", strerror(errno));
+	enc = openat(base_fd, "plus-enc", O_RDONLY | O_DIRECTORY);
+	out = openat(base_fd, "plus-enc-out", O_RDONLY | O_DIRECTORY);
+	if (enc < 0 || out < 0 ||
+	    ioctl(enc, FS_IOC_SET_ENCRYPTION_POLICY, &policy))
+		return fail("encrypt plus-enc: %s", strerror(errno));
+	for (i = 0; i < 40; i++) {
+		char name[NAME_LEN];
+
+		snprintf(name, sizeof(name), "f%02d-%.*s", i, i,
+			 "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee");
+		fd = openat(enc, name, O_CREAT | O_WRONLY, 0644);
+		if (fd < 0 || write(fd, name, i) != i)
+			return fail("create %s: %s", name, strerror(errno));
+		close(fd);
+	}
+	fd = openat(enc, "moved", O_CREAT | O_WRONLY, 0644);
+	if (fd < 0 || write(fd, "encrypted\n", 10) != 10)
+		return fail("create moved: %s", strerror(errno));
+	close(fd);
+	fd = openat(out, "plain", O_CREAT | O_WRONLY, 0644);
+	if (fd < 0 || write(fd, "plain\n", 6) != 6)
+		return fail("create plain: %s", strerror(errno));
+	close(fd);
+	if (mkdirat(enc, "sub", 0755) ||
+	    symlinkat("a target long enough to need a block", enc, "link") ||
+	    renameat(enc, "moved", out, "moved"))
+		return fail("sub, link or the rename of moved: %s",
+			    strerror(errno));
+	close(enc);
+	close(out);
+	return 0;
+}
+
+/*
+ * fscrypt: an encrypted directory read with its key (the decrypted names)
+ * and after the key is removed (the no-key names getdents64 gives), every
+ * record statx(2)'s with STATX_DIOALIGN; and an encrypted file moved out
+ * to a plain directory, read inline from the dcache (enc_inline_child()):
+ * its direct I/O alignment is an attribute of the inode, which on 7.3
+ * needs no key, so a dcache-only lookup sets none up.
+ */
+static int test_plus_encrypted(void)
+{
+	static struct listing want;
+	struct fscrypt_remove_key_arg remove = { 0 };
+	struct enc_key key;
+	int ret, dfd, lock, failed;
+
+	ret = make_enc_dirs(&key);
+	if (ret)
+		return ret < 0 ? 0 : 1;
+	plus_mask = PLUS_MASK | STATX_DIOALIGN;
+	ret = 1;
+	if (check_plus_dir("plus-enc", "encrypted, with the key") ||
+	    check_plus_dir("plus-enc-out", "encrypted file, plain directory"))
+		goto out;
+	lock = dcache_turn();
+	if (lock < 0)
+		goto out;
+	dfd = openat(base_fd, "plus-enc-out", O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		fail("open plus-enc-out: %s", strerror(errno));
+		close(lock);
+		goto out;
+	}
+	failed = warm_names(dfd, &want) ||
+		 in_child(enc_inline_child, dfd, &want);
+	close(dfd);
+	close(lock);
+	if (failed)
+		goto out;
+	remove.key_spec = key.arg.key_spec;
+	if (ioctl(base_fd, FS_IOC_REMOVE_ENCRYPTION_KEY, &remove)) {
+		fail("remove the encryption key: %s", strerror(errno));
+		goto out;
+	}
+	if (remove.removal_status_flags) {
+		fail("remove the encryption key: status 0x%x (files still open)",
+		     remove.removal_status_flags);
+		goto out;
+	}
+	/* Without the key getdents64 gives no-key names: none is "sub". */
+	dfd = openat(base_fd, "plus-enc", O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		fail("open plus-enc: %s", strerror(errno));
+		goto out;
+	}
+	failed = reference(dfd, &want);
+	close(dfd);
+	if (failed)
+		goto out;
+	if (want.n != 44 || count_name(&want, "sub")) {
+		fail("without the key: %d names, \"sub\" %d times", want.n,
+		     count_name(&want, "sub"));
+		goto out;
+	}
+	if (check_plus_dir("plus-enc", "encrypted, without the key") ||
+	    check_plus_dir("plus-enc-out", "encrypted file without its key"))
+		goto out;
+	ret = 0;
+out:
+	plus_mask = PLUS_MASK;
+	return ret;
+}
+
 static int plus_no_search_child(int dfd, const struct listing *want)
 {
 	static struct plus_listing got;
@@ -2151,29 +2395,13 @@ static int plus_inline_child(int dfd, const struct listing *want)
 static int test_plus_inline_completion(void)
 {
 	static struct listing want;
-	struct timespec tick = { 0, 50 * 1000 * 1000 };
-	int dfd, i, lock, ret = 1;
+	int dfd, lock, ret = 1;
 
 	lock = dcache_turn();
 	if (lock < 0)
 		return 1;
-	if (make_dir("plus-inline", 50, &dfd))
-		goto out;
-	/* As test_inline_completion: no atime update due, blocks cached. */
-	nanosleep(&tick, NULL);
-	if (reference(dfd, &want))
-		goto out;
-	/* Every name looked up once, so each is in the dcache. */
-	for (i = 0; i < want.n; i++) {
-		struct stat st;
-
-		if (strcmp(want.r[i].name, "..") &&
-		    fstatat(dfd, want.r[i].name, &st, AT_SYMLINK_NOFOLLOW)) {
-			fail("stat %s: %s", want.r[i].name, strerror(errno));
-			goto out;
-		}
-	}
-	if (in_child(plus_inline_child, dfd, &want))
+	if (make_dir("plus-inline", 50, &dfd) || warm_names(dfd, &want) ||
+	    in_child(plus_inline_child, dfd, &want))
 		goto out;
 	close(dfd);
 	ret = 0;
@@ -2205,6 +2433,7 @@ int main(void)
 		{ "plus_dcache", test_plus_dcache },
 		{ "plus_dot_overmounted", test_plus_dot_overmounted },
 		{ "plus_idmapped", test_plus_idmapped },
+		{ "plus_encrypted", test_plus_encrypted },
 		{ "plus_small_buffer_and_flags", test_plus_small_buffer_and_flags },
 		{ "plus_reserved_bytes_einval", test_plus_reserved_bytes_einval },
 		{ "plus_no_search_permission", test_plus_no_search_permission },
