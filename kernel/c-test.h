@@ -13,6 +13,13 @@
 #define GETDENTS_C_TEST_H
 
 /*
+ * The lock of the tests that drop caches or mount (exclusive) and of those
+ * that expect caches warm (shared), in every suite that test-vm runs side
+ * by side: these, io-uring's kernel_plus.rs and traverse's uring.rs.
+ */
+#define CACHE_LOCK	"/tmp/getdents-dcache.lock"
+
+/*
  * The running kernel lacks GETDENTS (opcode): a failure where
  * IO_URING_GETDENTS_REQUIRE=1 (the test VM), which returns 1, else a skip,
  * which returns 0. Prints which.

@@ -1511,16 +1511,15 @@ out:
 /*
  * io-uring's kernel_plus drops the dentry cache while other suites run:
  * a test that needs its directory's names in the dcache takes turns with
- * it on its lock (DCACHE_LOCK there). Returns the locked descriptor (close
+ * it on CACHE_LOCK (DCACHE_LOCK there). Returns the locked descriptor (close
  * it to let go), or -1 with the failure set.
  */
 static int dcache_turn(void)
 {
-	int lock = open("/tmp/getdents-dcache.lock",
-			O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	int lock = open(CACHE_LOCK, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
 
 	if (lock < 0 || flock(lock, LOCK_EX)) {
-		fail("lock /tmp/getdents-dcache.lock: %s", strerror(errno));
+		fail("lock %s: %s", CACHE_LOCK, strerror(errno));
 		if (lock >= 0)
 			close(lock);
 		return -1;

@@ -59,8 +59,6 @@
 
 #include "c-test.h"
 
-/* Shared with the other suites' cache and mount tests: see main(). */
-#define LOCK_FILE	"/tmp/getdents-dcache.lock"
 #define MAX_ENTRIES	4096
 #define NAME_LEN	256
 
@@ -846,7 +844,7 @@ int main(int argc, char **argv)
 	 * exclusive: dropping caches and mounting are global, and test-vm
 	 * runs this binary on several filesystems at once beside the other
 	 * suites, whose tests that drop caches or mount (getdents-test,
-	 * kernel_plus.rs, traverse's uring.rs) lock LOCK_FILE exclusively.
+	 * kernel_plus.rs, traverse's uring.rs) lock CACHE_LOCK exclusively.
 	 * A test here that does either locks it exclusively too, the others
 	 * share it: caches are never dropped under a test that expects them
 	 * warm, and no mount ends another suite's dcache-only walk.
@@ -898,16 +896,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fs_type = sfs.f_type;
-	lock_fd = open(LOCK_FILE, O_RDWR | O_CREAT, 0666);
+	lock_fd = open(CACHE_LOCK, O_RDWR | O_CREAT, 0666);
 	if (lock_fd < 0) {
-		fprintf(stderr, "%s: %s\n", LOCK_FILE, strerror(errno));
+		fprintf(stderr, "%s: %s\n", CACHE_LOCK, strerror(errno));
 		return 1;
 	}
 	printf("running %d tests in %s (filesystem 0x%lx)\n", n, base, fs_type);
 	for (i = 0; i < n; i++) {
 		failure[0] = '\0';
 		if (flock(lock_fd, tests[i].exclusive ? LOCK_EX : LOCK_SH)) {
-			fprintf(stderr, "flock %s: %s\n", LOCK_FILE, strerror(errno));
+			fprintf(stderr, "flock %s: %s\n", CACHE_LOCK, strerror(errno));
 			return 1;
 		}
 		ret = tests[i].fn();
