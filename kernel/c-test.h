@@ -39,9 +39,10 @@ static int getdents_missing(int opcode)
 
 /*
  * Whether fd is on a filesystem whose inline reads may stop short, before
- * a block that is not cached (ext4, XFS). The last record of such a read
- * carries the position where it stopped, at or before the next record's
- * d_off (kernel/README.md, "A short read's last d_off").
+ * a block that is not cached (ext4, XFS) or a tree block that is not cached
+ * or is locked (btrfs). The last record of such a read carries the
+ * position where it stopped, at or before the next record's d_off
+ * (kernel/README.md, "A short read's last d_off").
  */
 static inline int short_reads_possible(int fd)
 {
@@ -49,7 +50,9 @@ static inline int short_reads_possible(int fd)
 
 	if (fstatfs(fd, &sfs))
 		return 0;
-	return sfs.f_type == EXT4_SUPER_MAGIC || sfs.f_type == XFS_SUPER_MAGIC;
+	/* btrfs's magic number is negative in an i386 build's f_type. */
+	return sfs.f_type == EXT4_SUPER_MAGIC || sfs.f_type == XFS_SUPER_MAGIC ||
+	       (unsigned int)sfs.f_type == BTRFS_SUPER_MAGIC;
 }
 
 /*

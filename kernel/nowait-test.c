@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: non-blocking directory reads (kernel/patches 0007-0009). A
- * GETDENTS of a directory whose blocks are cached completes in the task
- * that submitted it; one of a cold directory goes to an io-wq worker; both
+ * Description: non-blocking directory reads (kernel/patches 0007-0009,
+ * 0015). A GETDENTS of a directory whose blocks are cached completes in the
+ * task that submitted it; one of a cold directory goes to an io-wq worker; both
  * return exactly what getdents64(2) returns. Where the inline attempt could
  * wait it does not try: a read that finds an atime update due (decided
  * once, before the read: a read that completed inline never moved atime on
  * a disk filesystem, under strictatime too), and one that may raise a
  * fanotify permission event (kernel/patches 0004: the submission returns
  * before the listener answers; one event per read). kernel/test-vm runs it
- * with $TMPDIR on tmpfs, ext4, ext4 without dir_index (linear directories)
- * and XFS. Raw system calls only, like getdents-test.c.
+ * with $TMPDIR on tmpfs, ext4, ext4 without dir_index (linear directories),
+ * XFS and btrfs. Raw system calls only, like getdents-test.c.
  *
  * How a request is known to have completed inline: the ring is made with
  * IORING_SETUP_DEFER_TASKRUN. There, a request that an io-wq worker
@@ -674,7 +674,8 @@ static int open_bdev(void)
  * journal and metadata (otherwise the buffers stay pinned), BLKFLSBUF
  * drops the block device's buffers with the per-CPU buffer_head LRUs that
  * hold the last ones used (ext4), drop_caches frees the rest (XFS keeps
- * its own buffer cache). tmpfs has nothing to drop.
+ * its own buffer cache, btrfs its tree blocks in a page cache of its own
+ * and no buffer_heads). tmpfs has nothing to drop.
  */
 static int drop_caches(void)
 {
@@ -684,11 +685,13 @@ static int drop_caches(void)
 		return 1;
 	if (fs_type == TMPFS_MAGIC)
 		return 0;
-	fd = open_bdev();
-	if (fd < 0 || ioctl(fd, BLKFLSBUF, 0))
-		return fail("BLKFLSBUF on the device of %s: %s", base,
-			    strerror(errno));
-	close(fd);
+	if ((unsigned int)fs_type != BTRFS_SUPER_MAGIC) {
+		fd = open_bdev();
+		if (fd < 0 || ioctl(fd, BLKFLSBUF, 0))
+			return fail("BLKFLSBUF on the device of %s: %s", base,
+				    strerror(errno));
+		close(fd);
+	}
 	/* XFS buffers age on the LRU: each pass frees older ones. */
 	for (i = 0; i < 3; i++) {
 		fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
