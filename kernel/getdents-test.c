@@ -30,11 +30,9 @@
  * The directories are made under $TMPDIR (kernel/test-vm runs this on
  * tmpfs, ext4, XFS and btrfs, which the series covers, and on overlayfs,
  * which it does not: there STATX and readdirplus never run inline and
- * lookups from the dcache only answer -EAGAIN; on btrfs the end of the
- * directory is a read of 0 bytes without the flag). Prints one line per
- * test and a closing line in the
- * format of Rust's test harness ("test result: ok. N passed; M failed;"),
- * which the CI sums with the other suites. Exit status 0 when every test
+ * lookups from the dcache only answer -EAGAIN). Prints one line per test
+ * and a closing line in the format of Rust's test harness ("test result:
+ * ok. N passed; M failed;"), which the CI sums with the other suites. Exit status 0 when every test
  * passed. Without GETDENTS on the running kernel it prints "skipped" and
  * exits 0, unless IO_URING_GETDENTS_REQUIRE=1.
  */
@@ -220,12 +218,11 @@ static int short_ok;
 static int fs_in_series;
 
 /*
- * Whether reads report the end of the directory (0006): on the series'
- * filesystems, and on overlayfs, which reads a directory that lives in one
- * layer through that layer's ->iterate_shared() with the caller's context
- * (the tests' directories are new, so in the upper layer, on ext4). btrfs
- * never reports it: a listing ends with a read of 0 bytes without
- * IORING_CQE_F_DIR_EOF, as with getdents64(2).
+ * Whether reads report the end of the directory (0006, 0016 for btrfs):
+ * on the series' filesystems, and on overlayfs, which reads a directory
+ * that lives in one layer through that layer's ->iterate_shared() with the
+ * caller's context (the tests' directories are new, so in the upper layer,
+ * on ext4).
  */
 static int fs_reports_eof;
 
@@ -241,8 +238,7 @@ static int series_covers(int fd, int *reports_eof)
 	type = sfs.f_type;
 	covered = type == TMPFS_MAGIC || type == EXT4_SUPER_MAGIC ||
 		  type == XFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC;
-	*reports_eof = (covered && type != BTRFS_SUPER_MAGIC) ||
-		       type == OVERLAYFS_SUPER_MAGIC;
+	*reports_eof = covered || type == OVERLAYFS_SUPER_MAGIC;
 	return covered;
 }
 
@@ -1364,7 +1360,7 @@ static int list_plus(int dfd, unsigned int len, int by_pos,
 			    len, res);
 	if (!!(flags & IORING_CQE_F_DIR_EOF) != fs_reports_eof)
 		return fail("readdirplus into %u: the last read %s the end flag",
-			    len, fs_reports_eof ? "has no" : "has");
+			    len, fs_reports_eof ? "lacks" : "has");
 	return 0;
 }
 

@@ -117,7 +117,7 @@ pub fn expected_after(all: &[Record], done: usize, len: usize, tail_len: usize) 
 }
 
 /// Whether `dir` is on a filesystem whose non-blocking reads may come back
-/// short (ext4, XFS: kernel/README.md, "A short read's last `d_off`").
+/// short (ext4, XFS, btrfs: kernel/README.md, "A short read's last `d_off`").
 pub fn short_reads_allowed(dir: &fs::File) -> bool {
     // SAFETY: an all-zero statfs is a valid value for fstatfs to fill.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
@@ -125,7 +125,10 @@ pub fn short_reads_allowed(dir: &fs::File) -> bool {
     if unsafe { libc::fstatfs(dir.as_raw_fd(), &mut st) } != 0 {
         return false;
     }
-    matches!(st.f_type, libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC)
+    matches!(
+        st.f_type,
+        libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC | libc::BTRFS_SUPER_MAGIC
+    )
 }
 
 /// Asserts that the records of a read are `want`, those of the full read,

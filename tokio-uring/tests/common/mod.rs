@@ -117,7 +117,7 @@ pub fn rec(entry: &tokio_uring_getdents::fs::DirEntry) -> Rec {
 }
 
 /// Whether `path` is on a filesystem whose non-blocking GETDENTS reads may
-/// stop short, before a block that is not cached (ext4, XFS): the last
+/// stop short, before a block that is not cached (ext4, XFS, btrfs): the last
 /// entry of such a read carries the offset where the read stopped, at or
 /// before getdents64's (kernel/README.md, "A short read's last `d_off`").
 pub fn short_reads_possible(path: &Path) -> bool {
@@ -128,7 +128,10 @@ pub fn short_reads_possible(path: &Path) -> bool {
     if unsafe { libc::statfs(cpath.as_ptr(), &mut st) } != 0 {
         return false;
     }
-    matches!(st.f_type, libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC)
+    matches!(
+        st.f_type,
+        libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC | libc::BTRFS_SUPER_MAGIC
+    )
 }
 
 /// Asserts that `got` has the entries of the getdents64 listing `want`, in

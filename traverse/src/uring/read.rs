@@ -193,8 +193,8 @@ impl<'p> Walker<'p> {
 
     /// Whether the reads of a directory on `dev` (open as `fd`) ask for
     /// readdirplus: where the kernel has it, on a filesystem whose names
-    /// the kernel can look up and stat without waiting (tmpfs, ext4, XFS:
-    /// those whose `->getattr()` never waits). Elsewhere (FUSE,
+    /// the kernel can look up and stat without waiting (tmpfs, ext4, XFS,
+    /// btrfs: those whose `->getattr()` never waits). Elsewhere (FUSE,
     /// network filesystems) every lookup of a read would wait in one io-wq
     /// worker, one after the other, where STATX chains wait side by side
     /// in many: a FUSE directory listed with readdirplus in the test VM
@@ -230,7 +230,12 @@ impl<'p> Walker<'p> {
         };
         let nowait = matches!(
             self.trust.fs_type(dev, fd),
-            Some(libc::TMPFS_MAGIC | libc::EXT4_SUPER_MAGIC | libc::XFS_SUPER_MAGIC)
+            Some(
+                libc::TMPFS_MAGIC
+                    | libc::EXT4_SUPER_MAGIC
+                    | libc::XFS_SUPER_MAGIC
+                    | libc::BTRFS_SUPER_MAGIC
+            )
         );
         if nowait {
             mode
