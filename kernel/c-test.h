@@ -38,6 +38,17 @@ static int getdents_missing(int opcode)
 }
 
 /*
+ * The type of fd's filesystem (statfs's f_type), 0 if fstatfs fails.
+ * Unsigned: btrfs's magic number is negative in an i386 build's f_type.
+ */
+static inline unsigned int fs_magic(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) ? 0 : (unsigned int)sfs.f_type;
+}
+
+/*
  * Whether fd is on a filesystem whose inline reads may stop short, before
  * a block that is not cached (ext4, XFS) or a tree block that is not cached
  * or is locked (btrfs). The last record of such a read carries the
@@ -46,13 +57,10 @@ static int getdents_missing(int opcode)
  */
 static inline int short_reads_possible(int fd)
 {
-	struct statfs sfs;
+	unsigned int type = fs_magic(fd);
 
-	if (fstatfs(fd, &sfs))
-		return 0;
-	/* btrfs's magic number is negative in an i386 build's f_type. */
-	return sfs.f_type == EXT4_SUPER_MAGIC || sfs.f_type == XFS_SUPER_MAGIC ||
-	       (unsigned int)sfs.f_type == BTRFS_SUPER_MAGIC;
+	return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC ||
+	       type == BTRFS_SUPER_MAGIC;
 }
 
 /*

@@ -32,9 +32,10 @@
  * which it does not: there STATX and readdirplus never run inline and
  * lookups from the dcache only answer -EAGAIN). Prints one line per test
  * and a closing line in the format of Rust's test harness ("test result:
- * ok. N passed; M failed;"), which the CI sums with the other suites. Exit status 0 when every test
- * passed. Without GETDENTS on the running kernel it prints "skipped" and
- * exits 0, unless IO_URING_GETDENTS_REQUIRE=1.
+ * ok. N passed; M failed;"), which the CI sums with the other suites.
+ * Exit status 0 when every test passed. Without GETDENTS on the running
+ * kernel it prints "skipped" and exits 0, unless
+ * IO_URING_GETDENTS_REQUIRE=1.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -226,18 +227,14 @@ static int fs_in_series;
  */
 static int fs_reports_eof;
 
-static int series_covers(int fd, int *reports_eof)
-{
-	struct statfs sfs;
-	unsigned int type;
-	int covered;
+/* The scratch directory's filesystem type (fs_magic()). */
+static unsigned int fs_type;
 
-	if (fstatfs(fd, &sfs))
-		return 0;
-	/* btrfs's magic number is negative in the i386 build's f_type. */
-	type = sfs.f_type;
-	covered = type == TMPFS_MAGIC || type == EXT4_SUPER_MAGIC ||
-		  type == XFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC;
+static int series_covers(unsigned int type, int *reports_eof)
+{
+	int covered = type == TMPFS_MAGIC || type == EXT4_SUPER_MAGIC ||
+		      type == XFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC;
+
 	*reports_eof = covered || type == OVERLAYFS_SUPER_MAGIC;
 	return covered;
 }
@@ -250,11 +247,7 @@ static int series_covers(int fd, int *reports_eof)
  */
 static int commit_entries(int dfd)
 {
-	struct statfs sfs;
-
-	if (fstatfs(dfd, &sfs))
-		return fail("fstatfs: %s", strerror(errno));
-	if ((unsigned int)sfs.f_type == BTRFS_SUPER_MAGIC && syncfs(dfd))
+	if (fs_type == BTRFS_SUPER_MAGIC && syncfs(dfd))
 		return fail("syncfs: %s", strerror(errno));
 	return 0;
 }
@@ -2482,7 +2475,8 @@ int main(void)
 	}
 	base_fd = open(base, O_RDONLY | O_DIRECTORY);
 	short_ok = short_reads_possible(base_fd);
-	fs_in_series = series_covers(base_fd, &fs_reports_eof);
+	fs_type = fs_magic(base_fd);
+	fs_in_series = series_covers(fs_type, &fs_reports_eof);
 
 	printf("running %d tests in %s\n", n, base);
 	for (i = 0; i < n; i++) {

@@ -2,8 +2,8 @@
 /*
  * Description: non-blocking directory reads (kernel/patches 0007-0009,
  * 0015). A GETDENTS of a directory whose blocks are cached completes in the
- * task that submitted it; one of a cold directory goes to an io-wq worker; both
- * return exactly what getdents64(2) returns. Where the inline attempt could
+ * task that submitted it; one of a cold directory goes to an io-wq worker;
+ * both return exactly what getdents64(2) returns. Where the inline attempt could
  * wait it does not try: a read that finds an atime update due (decided
  * once, before the read: a read that completed inline never moved atime on
  * a disk filesystem, under strictatime too), and one that may raise a
