@@ -380,6 +380,21 @@ pub(crate) fn push_entries(
     Ok(offset)
 }
 
+/// The `d_off` a filesystem of type `fs_type` gives the last record of a
+/// read only when that read reached the end of the directory, so that the
+/// next `getdents64` would return nothing (one system call fewer per
+/// directory). ext4 (ext2 and ext3 too, under the ext4 driver) ends a
+/// hashed listing at `EXT4_HTREE_EOF_64BIT`, 2^63 - 1, an odd number that no
+/// entry's position can be: a hash position is at most
+/// (2^31 - 2) * 2^32 + 2^32 - 1 (the major hash is even and never
+/// 0xfffffffe), a linear one a multiple of 4, and a 32-bit caller's end
+/// (2^31 - 1) is never this one. Elsewhere (tmpfs, XFS, btrfs) the end's
+/// position can also be an entry's on some kernel: `None`, the walk reads
+/// until a read returns nothing.
+pub(crate) fn end_of_listing(fs_type: libc::c_long) -> Option<u64> {
+    (fs_type == libc::EXT4_SUPER_MAGIC).then_some(i64::MAX as u64)
+}
+
 /// For tests: `path` opened as the root of a walk, with its (device,
 /// inode), as a walk opens a root.
 #[cfg(test)]
@@ -395,6 +410,70 @@ pub(crate) fn test_root(path: &std::path::Path) -> Arc<DirNode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reads of a directory of `n` names with a `buf_len` buffer:
+    /// (entries, last `d_off`) per read, up to the read that returned
+    /// nothing, whose absence `getdents64` itself reports.
+    fn reads(dir: &std::path::Path, n: usize, buf_len: usize) -> Vec<(usize, Option<u64>)> {
+        use std::os::fd::AsFd;
+        for i in 0..n {
+            std::fs::write(dir.join(format!("entry-{i}")), b"").unwrap();
+        }
+        let c = CString::new(dir.as_os_str().as_bytes()).unwrap();
+        let fd = crate::sys::open_dir(None, &c).unwrap();
+        let mut buf = vec![0; buf_len];
+        let mut out = Vec::new();
+        loop {
+            let len = io_uring_getdents::syscall::getdents64(fd.as_fd(), &mut buf).unwrap();
+            let (mut names, mut ents, mut seq) = (Vec::new(), Vec::new(), 0);
+            let last = push_entries(&buf[..len], &mut names, &mut ents, &mut seq).unwrap();
+            out.push((ents.len(), last));
+            if len == 0 {
+                return out;
+            }
+        }
+    }
+
+    /// ext4's end position is the last `d_off` of the read that reached the
+    /// end, and of no other: the next `getdents64` returns nothing, for a
+    /// directory read in one call and for one read in many (hash order,
+    /// whatever the size). On another filesystem the test says so and
+    /// checks only that no end position is claimed.
+    #[test]
+    fn the_end_position_ends_the_listing_and_no_read_before() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fd = crate::sys::open_dir(
+            None,
+            &CString::new(tmp.path().as_os_str().as_bytes()).unwrap(),
+        )
+        .unwrap();
+        let fs_type = crate::sys::fs_type(std::os::fd::AsFd::as_fd(&fd)).unwrap();
+        let Some(end) = end_of_listing(fs_type) else {
+            assert_ne!(fs_type, libc::EXT4_SUPER_MAGIC);
+            eprintln!("not ext4 (type {fs_type:#x}): no end position to check");
+            return;
+        };
+        for (n, buf_len) in [
+            (0, 4096),
+            (1, 4096),
+            (40, 4096),
+            (3000, 4096),
+            (3000, 1 << 20),
+        ] {
+            let dir = tmp.path().join(format!("d-{n}-{buf_len}"));
+            std::fs::create_dir(&dir).unwrap();
+            let reads = reads(&dir, n, buf_len);
+            let (last_read, before) = reads[..reads.len() - 1].split_last().unwrap();
+            assert_eq!(last_read.1, Some(end), "{n} names, {buf_len}: {reads:?}");
+            assert!(
+                before.iter().all(|r| r.1 != Some(end)),
+                "{n} names, {buf_len}: an earlier read ends at the end: {reads:?}"
+            );
+            let listed: usize = reads.iter().map(|r| r.0).sum();
+            assert_eq!(listed, n, "{reads:?}");
+            assert_eq!(reads.len() > 2, buf_len == 4096 && n == 3000, "{reads:?}");
+        }
+    }
 
     #[test]
     fn dropping_a_very_deep_chain_does_not_overflow_the_stack() {

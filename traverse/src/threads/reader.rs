@@ -14,7 +14,7 @@ use io_uring_getdents::syscall::getdents64;
 use crate::engine::{window_full, Counted, Parts, Shared, Worker, CHUNK};
 use crate::error::Op;
 use crate::links::{Links, Trust};
-use crate::node::{push_entries, Cursor, DirNode, Ent};
+use crate::node::{end_of_listing, push_entries, Cursor, DirNode, Ent};
 use crate::spare::Spares;
 
 use super::entry::{stat_entries, Listing};
@@ -116,6 +116,9 @@ impl Reader {
             pool.links.as_ref().zip(dev).and_then(|(links, dev)| {
                 self.trust.link_dev(dev, fd.as_fd()).map(|dev| (links, dev))
             });
+        let end = dev
+            .and_then(|dev| self.trust.fs_type(dev, fd.as_fd()))
+            .and_then(end_of_listing);
         self.names.clear();
         self.ents.clear();
         self.seq = 0;
@@ -129,7 +132,7 @@ impl Reader {
             read: 0,
         };
         while !shared.interrupted() {
-            let Some(n) = self.read_more(worker, listing.fd.as_fd()) else {
+            let Some((n, ended)) = self.read_more(worker, listing.fd.as_fd(), end) else {
                 break;
             };
             progress.read += n;
@@ -138,6 +141,9 @@ impl Reader {
             }
             if window_full(self.ents.len() - progress.first, self.names.len()) {
                 self.flush(worker, shared, &listing, &mut progress);
+            }
+            if ended {
+                break;
             }
         }
         dir.listing_read(shared.listing_rule(progress.read as u64, listing.fd.as_fd()));
@@ -169,9 +175,15 @@ impl Reader {
     }
 
     /// One `getdents64` call: appends the entries it returned to `ents`
-    /// and says how many, or `None` at the end of the directory or on an
-    /// error (reported).
-    fn read_more(&mut self, worker: &mut Worker<'_>, fd: BorrowedFd<'_>) -> Option<usize> {
+    /// and says how many and whether they end the directory (their last
+    /// `d_off` is `end`, [`end_of_listing`]), or `None` at the end of the
+    /// directory or on an error (reported).
+    fn read_more(
+        &mut self,
+        worker: &mut Worker<'_>,
+        fd: BorrowedFd<'_>,
+        end: Option<u64>,
+    ) -> Option<(usize, bool)> {
         let n = match getdents64(fd, &mut self.buf) {
             Ok(0) => return None,
             Ok(n) => n,
@@ -181,16 +193,19 @@ impl Reader {
             }
         };
         let before = self.ents.len();
-        if let Err(bad) = push_entries(
+        let last = match push_entries(
             &self.buf[..n],
             &mut self.names,
             &mut self.ents,
             &mut self.seq,
         ) {
-            worker.dir_error(Op::Read, bad);
-            return None;
-        }
-        Some(self.ents.len() - before)
+            Ok(last) => last,
+            Err(bad) => {
+                worker.dir_error(Op::Read, bad);
+                return None;
+            }
+        };
+        Some((self.ents.len() - before, last.is_some() && last == end))
     }
 
     /// A window of entries is read and not stat'ed ([`window_full`]):
