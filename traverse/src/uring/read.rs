@@ -85,7 +85,10 @@ impl<'p> Walker<'p> {
         let watch = !self.cold || self.pool.may_grow();
         let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
         let mut seq = 0;
-        let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq);
+        let end = dev
+            .and_then(|dev| self.trust.fs_type(dev, fd.as_fd()))
+            .and_then(end_of_listing);
+        let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq, end);
         let blocked = before.is_some_and(|(t0, switches)| {
             t0.elapsed() > SLOW_READ && sys::voluntary_switches() > switches
         });
@@ -120,14 +123,16 @@ impl<'p> Walker<'p> {
 
     /// Reads the directory `fd` with `getdents64` to its end or to a full
     /// window: its names, its entries, the error that stopped the reading
-    /// if any, and whether the window filled up before the end.
+    /// if any, and whether the window filled up before the end. `end` is
+    /// its filesystem's [`end_of_listing`].
     pub(super) fn read_all(
         &mut self,
         fd: BorrowedFd<'_>,
         seq: &mut u32,
+        end: Option<u64>,
     ) -> (Vec<u8>, Vec<Ent>, Option<io::Error>, bool) {
         let (mut names, mut ents) = (Vec::new(), Vec::new());
-        let (more, error) = match self.read_rest(fd, &mut names, &mut ents, seq) {
+        let (more, error) = match self.read_rest(fd, &mut names, &mut ents, seq, end) {
             Ok(ended) => (!ended, None),
             Err(e) => (false, Some(e)),
         };
@@ -135,14 +140,16 @@ impl<'p> Walker<'p> {
     }
 
     /// Reads the directory `fd` from its position with `getdents64`,
-    /// appending to `names`/`ents`, up to its end (true) or a full window
-    /// (false: a directory that never ends keeps one window in memory).
+    /// appending to `names`/`ents`, up to its end (true: a read returned
+    /// nothing, or its last `d_off` was `end`) or a full window (false: a
+    /// directory that never ends keeps one window in memory).
     pub(super) fn read_rest(
         &mut self,
         fd: BorrowedFd<'_>,
         names: &mut Vec<u8>,
         ents: &mut Vec<Ent>,
         seq: &mut u32,
+        end: Option<u64>,
     ) -> io::Result<bool> {
         if self.read_buf.is_empty() {
             self.read_buf = (self.pool.shared.spares.buffer(READ_BUF, READ_BUF))
@@ -156,7 +163,10 @@ impl<'p> Walker<'p> {
             if n == 0 {
                 break;
             }
-            push_entries(&self.read_buf[..n], names, ents, seq)?;
+            let last = push_entries(&self.read_buf[..n], names, ents, seq)?;
+            if last.is_some() && last == end {
+                break;
+            }
         }
         Ok(true)
     }
@@ -176,7 +186,7 @@ impl<'p> Walker<'p> {
         let mut seq = r.seq;
         let (more, error) = match seek_dir(fd.as_fd(), r.offset) {
             Err(e) => (false, Some(e)),
-            Ok(()) => match self.read_rest(fd.as_fd(), &mut names, &mut ents, &mut seq) {
+            Ok(()) => match self.read_rest(fd.as_fd(), &mut names, &mut ents, &mut seq, None) {
                 Ok(ended) => (!ended, None),
                 Err(e) => (false, Some(e)),
             },

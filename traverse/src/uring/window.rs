@@ -49,7 +49,8 @@ impl Walker<'_> {
                 (Vec::new(), Vec::new(), None, false, buf)
             }
             None => {
-                let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq);
+                // A large directory: the end found by an empty read.
+                let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq, None);
                 (names, ents, error, more, Box::default())
             }
         };
