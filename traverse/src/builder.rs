@@ -111,7 +111,7 @@ impl WalkBuilder {
     /// descriptors fit in `ulimit -n`. Without it, the threads engine
     /// starts with one thread per CPU and adds threads (up to 16 per CPU)
     /// while its work waits for the disk; the uring engine likewise, up to
-    /// 8 per CPU.
+    /// 4 per CPU (8 on a kernel without GETDENTS).
     #[must_use = "a setter returns the changed builder, which does nothing until built"]
     pub fn jobs(mut self, jobs: usize) -> WalkBuilder {
         self.jobs = Some(jobs.max(1));
@@ -384,7 +384,7 @@ impl WalkBuilder {
             // Start at the warm-cache optimum and let the walk add threads
             // while it waits for the disk.
             (Resolved::Threads, None) => (cores(), cores() * COLD_THREADS_PER_CORE),
-            (Resolved::Uring, None) => (cores(), cores() * uring::MAX_WORKERS_PER_CORE),
+            (Resolved::Uring, None) => (cores(), cores() * uring::max_walkers_per_core()),
             #[cfg(feature = "reference-engines")]
             (Resolved::Tokio, None) => (cores(), cores()),
         };

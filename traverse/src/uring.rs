@@ -69,11 +69,22 @@ use pool::Pool;
 use ring::{new_ring, retry, set_iowq, Io};
 use window::Resume;
 
-/// Walker threads per CPU the engine may grow to on a cold cache: without
+/// Walker threads per CPU the engine may grow to on a cold cache. Without
 /// GETDENTS a walker reads each directory itself, blocked while the disk
 /// reads it, so cold walks need walkers to overlap those reads (2 walkers
-/// took 1.7x the time of 16 on the cold Linux tree).
-pub(crate) const MAX_WORKERS_PER_CORE: usize = 8;
+/// took 1.7x the time of 16 on the cold Linux tree): 8. With GETDENTS the
+/// reads wait in io-wq, each walker's ring keeps up to [`IOWQ_COLD`] stats
+/// waiting too, and every walker more costs a thread, a ring and its
+/// io-wq workers: 4 (in the VM under icount, 2 CPUs, cold at 0.2 / 2 /
+/// 5 ms: 8 walkers 330 / 345 / 381 ms, 16 walkers 340 / 357 / 382, 4
+/// walkers 325 / 349 / 490; docs/benchmarks.md, "The VM under icount").
+pub(crate) fn max_walkers_per_core() -> usize {
+    if io_uring_getdents::detect::cached().opcode().is_some() {
+        4
+    } else {
+        8
+    }
+}
 
 /// Directories a worker keeps in flight (reading or stat'ing) when the
 /// descriptor budget allows: enough small directories to keep [`QUEUE`]
