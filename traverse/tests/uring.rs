@@ -462,7 +462,7 @@ impl traverse::VisitorBuilder for SlowLister {
 /// the next (3 ms per listed directory, several reads reaped at once):
 /// with GETDENTS every read completes inline, so none may pass for a read
 /// that waited for the disk, which would start walkers up to the cold
-/// limit (8 per CPU) where the warm start is one per CPU (the VM's
+/// limit (4 per CPU) where the warm start is one per CPU (the VM's
 /// two-CPU warm walks cost 10-20 % more that way). Without GETDENTS (the
 /// host) the walker times only its own `getdents64` calls, which the
 /// sleeps are not part of: the test guards the GETDENTS path, in the VM.
