@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
+use crate::node::end_of_listing;
 use crate::sys::{self, FileId};
 
 /// Shards of the set: workers insert and look up at once, one short lock
@@ -129,6 +130,12 @@ impl Trust {
         let fs_type = sys::fs_type(fd).ok();
         self.0.push((dev, fs_type));
         fs_type
+    }
+
+    /// The last `d_off` that ends a read of the directory `fd` on `dev`
+    /// ([`end_of_listing`]), if its filesystem has one.
+    pub(crate) fn listing_end(&mut self, dev: Option<u64>, fd: BorrowedFd<'_>) -> Option<u64> {
+        self.fs_type(dev?, fd).and_then(end_of_listing)
     }
 }
 

@@ -47,7 +47,7 @@ use crate::engine::{
 };
 use crate::error::Op;
 use crate::links::Trust;
-use crate::node::{end_of_listing, push_entries, small_leaf, Cursor, DirNode, Ent, ListingPlace};
+use crate::node::{push_entries, small_leaf, Cursor, DirNode, Ent, ListingPlace};
 use crate::spare::Kept;
 use crate::sys::{self, Stat, StatxBuf, STATX_FLAGS};
 use crate::totals::Accumulator;

@@ -14,7 +14,7 @@ use io_uring_getdents::syscall::getdents64;
 use crate::engine::{window_full, Counted, Parts, Shared, Worker, CHUNK};
 use crate::error::Op;
 use crate::links::{Links, Trust};
-use crate::node::{end_of_listing, push_entries, Cursor, DirNode, Ent};
+use crate::node::{push_entries, Cursor, DirNode, Ent};
 use crate::spare::Spares;
 
 use super::entry::{stat_entries, Listing};
@@ -116,9 +116,7 @@ impl Reader {
             pool.links.as_ref().zip(dev).and_then(|(links, dev)| {
                 self.trust.link_dev(dev, fd.as_fd()).map(|dev| (links, dev))
             });
-        let end = dev
-            .and_then(|dev| self.trust.fs_type(dev, fd.as_fd()))
-            .and_then(end_of_listing);
+        let end = self.trust.listing_end(dev, fd.as_fd());
         self.names.clear();
         self.ents.clear();
         self.seq = 0;
@@ -176,7 +174,7 @@ impl Reader {
 
     /// One `getdents64` call: appends the entries it returned to `ents`
     /// and says how many and whether they end the directory (their last
-    /// `d_off` is `end`, [`end_of_listing`]), or `None` at the end of the
+    /// `d_off` is `end`, [`Trust::listing_end`]), or `None` at the end of the
     /// directory or on an error (reported).
     fn read_more(
         &mut self,

@@ -85,9 +85,7 @@ impl<'p> Walker<'p> {
         let watch = !self.cold || self.pool.may_grow();
         let before = watch.then(|| (Instant::now(), sys::voluntary_switches()));
         let mut seq = 0;
-        let end = dev
-            .and_then(|dev| self.trust.fs_type(dev, fd.as_fd()))
-            .and_then(end_of_listing);
+        let end = self.trust.listing_end(dev, fd.as_fd());
         let (names, ents, error, more) = self.read_all(fd.as_fd(), &mut seq, end);
         let blocked = before.is_some_and(|(t0, switches)| {
             t0.elapsed() > SLOW_READ && sys::voluntary_switches() > switches
@@ -124,7 +122,7 @@ impl<'p> Walker<'p> {
     /// Reads the directory `fd` with `getdents64` to its end or to a full
     /// window: its names, its entries, the error that stopped the reading
     /// if any, and whether the window filled up before the end. `end` is
-    /// its filesystem's [`end_of_listing`].
+    /// its filesystem's [`Trust::listing_end`].
     pub(super) fn read_all(
         &mut self,
         fd: BorrowedFd<'_>,
