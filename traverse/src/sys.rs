@@ -269,6 +269,34 @@ pub(crate) fn one_malloc_arena_under_address_limit() {
     }
 }
 
+/// Whether `len` more bytes of address space can be mapped now (`ulimit
+/// -v`). A thread's stack and the signal stack std maps for it are
+/// mappings of their own: memory that malloc has free in its heap does not
+/// stand for them, so the room is tried with a mapping, reserved and
+/// returned at once.
+pub(crate) fn can_map(len: usize) -> bool {
+    // SAFETY: asks for a new private anonymous mapping at an address of the
+    // kernel's choice, so no existing memory is touched; PROT_NONE and
+    // MAP_NORESERVE: nothing is committed, only the address space counts.
+    let at = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if at == libc::MAP_FAILED {
+        return false;
+    }
+    // SAFETY: `at` is the mapping of `len` bytes made just above, which
+    // nothing else knows of.
+    unsafe { libc::munmap(at, len) };
+    true
+}
+
 /// The CPUs this process may run on, asked once: std reads the cgroup's
 /// CPU quota from /proc and /sys on every call (a dozen system calls,
 /// most of the cost of walking a small PATH among thousands).
@@ -325,4 +353,18 @@ pub(crate) fn fs_type(fd: BorrowedFd<'_>) -> io::Result<libc::c_long> {
     }
     // SAFETY: fstatfs returned 0, so it filled the struct.
     Ok(unsafe { buf.assume_init() }.f_type)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn room_is_tried_with_a_mapping_and_given_back() {
+        assert!(super::can_map(16 << 20));
+        // 1 PiB: more than a process's address space (47 bits) can hold.
+        assert!(!super::can_map(1 << 50));
+        // Given back: the same room again, many times over.
+        for _ in 0..1000 {
+            assert!(super::can_map(1 << 40));
+        }
+    }
 }

@@ -165,7 +165,7 @@ impl<'env, E: Engine> Pool<'env, E> {
         // Little address space left (`ulimit -v`): a thread would take what
         // the walk's own allocations need, and a failed allocation aborts
         // the process.
-        let room = Vec::<u8>::new().try_reserve_exact(WORKER_ROOM).is_ok();
+        let room = crate::sys::can_map(WORKER_ROOM);
         let Some(kit) = room.then(|| E::kit(self)).and_then(Result::ok) else {
             self.cannot_grow();
             return;
