@@ -81,8 +81,6 @@ impl Visitor for Worker<'_> {
     }
 
     fn error(&mut self, err: Error) {
-        // One write per line: the lines of several ranks meet in mpirun's
-        // stderr, and a line written in pieces could be cut by another.
         let line = if self.collect.du {
             match du_message(&err) {
                 Some(message) => format!("traverse-mpi: {message}\n"),
@@ -98,8 +96,16 @@ impl Visitor for Worker<'_> {
                 err.cause()
             )
         };
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        say(&line);
     }
+}
+
+/// Writes `line` (ending in a newline) to stderr in one `write`: the lines
+/// of several ranks meet in mpirun's stderr, and a line written in pieces,
+/// as `eprintln!` writes one (a `write` per piece of its format), can be cut
+/// by another rank's.
+pub(crate) fn say(line: &str) {
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// `err` as du says it (`traverse`'s du messages), or nothing for a

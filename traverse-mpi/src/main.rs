@@ -135,10 +135,10 @@ fn run(world: &SimpleCommunicator, config: cli::Config) -> u8 {
         let mut links = Links::new(world.size() as usize, rank as usize, config.keep);
         steal::walk(world, &walkers, root, &mut share, &mut links);
         if std::env::var_os("TRAVERSE_MPI_STATS").is_some() {
-            eprintln!(
-                "traverse-mpi stats: rank {rank}: {} tasks, {} entries, at most {} in flight of {} batches of hard links",
+            collect::say(&format!(
+                "traverse-mpi stats: rank {rank}: {} tasks, {} entries, at most {} in flight of {} batches of hard links\n",
                 share.tasks, share.entries, links.peak, links.batches
-            );
+            ));
         }
         links.finish(world, &mut share, &mut owned);
         let Some(merged) = gather::gather(world, share) else {
@@ -234,7 +234,9 @@ fn abort_on_panic(rank: i32) {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default(info);
-        eprintln!("traverse-mpi: rank {rank} failed; the run is aborted and no total is printed");
+        collect::say(&format!(
+            "traverse-mpi: rank {rank} failed; the run is aborted and no total is printed\n"
+        ));
         SimpleCommunicator::world().abort(70);
     }));
 }

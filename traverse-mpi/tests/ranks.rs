@@ -233,15 +233,25 @@ fn linked_tree(root: &Path) {
 }
 
 /// What `TRAVERSE_MPI_STATS` says of each rank's batches of hard links:
-/// (the most on their way at once, how many were sent).
+/// (the most on their way at once, how many were sent). Each rank's line
+/// must arrive whole: the ranks share mpirun's stderr, and a line written
+/// in pieces was cut by another rank's (in about a third of the runs).
 fn batch_stats(stderr: &str) -> Vec<(u64, u64)> {
     stderr
         .lines()
-        .filter_map(|l| l.strip_suffix(" batches of hard links"))
+        .filter(|l| l.contains("stats:"))
         .map(|l| {
-            let words: Vec<&str> = l.split(' ').collect();
-            let n = |at: usize| words[words.len() - at].parse::<u64>().unwrap();
-            (n(5), n(1))
+            let words: Vec<&str> = l
+                .strip_prefix("traverse-mpi stats: rank ")
+                .and_then(|l| l.strip_suffix(" batches of hard links"))
+                .filter(|l| !l.contains("stats:"))
+                .map(|l| l.split(' ').collect())
+                .unwrap_or_default();
+            let n = |at: usize| words.get(at).and_then(|w| w.parse::<u64>().ok());
+            match (words.len(), n(7), n(11)) {
+                (12, Some(peak), Some(sent)) => (peak, sent),
+                _ => panic!("a stats line cut by another: {l:?}\n{stderr}"),
+            }
         })
         .collect()
 }
